@@ -1,0 +1,215 @@
+package core
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// A Caller is who a request is counted against: a signed-in user, counted by
+// user id whatever address they use, or an anonymous caller, counted by
+// network address. The zero value is an anonymous caller whose address is
+// unknown; all such callers share one count.
+type Caller struct {
+	// User is the signed-in user's id; empty for an anonymous caller. Any
+	// string is a valid id: stores keep ids apart byte for byte.
+	User string
+	// Network is the anonymous caller's address, as a prefix: a /32 for an
+	// IPv4 address and, by default, the /64 that holds an IPv6 address.
+	// It is the zero Prefix for a signed-in caller, or when the address is
+	// unknown.
+	Network netip.Prefix
+}
+
+// Kind returns User for a signed-in caller, Anonymous otherwise.
+func (c Caller) Kind() Kind {
+	if c.User != "" {
+		return User
+	}
+	return Anonymous
+}
+
+// String returns the identity the limiter counts: the user id for a
+// signed-in caller; for an anonymous one, the IPv4 address, the IPv6 network
+// (such as "2001:db8:1:2::/64"), or "unknown".
+func (c Caller) String() string {
+	switch {
+	case c.User != "":
+		return c.User
+	case !c.Network.IsValid():
+		return "unknown"
+	case c.Network.Addr().Is4() && c.Network.Bits() == 32, c.Network.Bits() == 128:
+		return c.Network.Addr().String()
+	}
+	return c.Network.String()
+}
+
+// Key16 returns the anonymous caller's network as 16 bytes, an IPv4 address
+// in its IPv4-mapped IPv6 form. Distinct networks give distinct keys. An
+// unknown address gives sixteen 0xff bytes, a multicast address that no
+// request comes from. Stores use it as a compact map key.
+func (c Caller) Key16() [16]byte {
+	if !c.Network.IsValid() {
+		return [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	}
+	return c.Network.Addr().As16()
+}
+
+// A ProxyCount is how many reverse proxies stand between the callers and the
+// application, and so which X-Forwarded-For entry to trust. The zero value
+// means "not set": the peer address is used and the [checks] warning W601
+// fires. Build a set value with [Proxies]; Proxies(0) says there is no proxy.
+//
+// [checks]: https://pkg.go.dev/github.com/ratescope/ratescope/checks
+type ProxyCount struct {
+	n   int
+	set bool
+}
+
+// Proxies returns a ProxyCount of n proxies. n = 0 means no proxy: the peer
+// address is the caller's. A negative n is treated as unset.
+func Proxies(n int) ProxyCount {
+	if n < 0 {
+		return ProxyCount{}
+	}
+	return ProxyCount{n: n, set: true}
+}
+
+// IsSet reports whether the number of proxies was given.
+func (p ProxyCount) IsSet() bool { return p.set }
+
+// N returns the number of proxies; 0 when unset.
+func (p ProxyCount) N() int { return p.n }
+
+// String returns the number, or "unset".
+func (p ProxyCount) String() string {
+	if !p.set {
+		return "unset"
+	}
+	return itoa(p.n)
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// ClientAddr returns the address of the caller of a request that reached the
+// application from remoteAddr (the peer, as in http.Request.RemoteAddr)
+// with the given X-Forwarded-For header lines, behind proxies reverse
+// proxies.
+//
+// # Threat model
+//
+// Each proxy appends to X-Forwarded-For the address it received the request
+// from, so the right-hand end of the list is written by the proxies and the
+// rest by whoever sent the request, who can write anything. With n proxies,
+// the n-th entry from the right was written by the outermost proxy about the
+// address it received the request from: the caller. With one proxy it is the
+// last entry, the one the nearest proxy wrote. It is the only entry about the
+// caller that the caller cannot choose. Entries to
+// its left are ignored, so a caller cannot move its count by sending its own
+// X-Forwarded-For. Several header lines are read as one list, in order.
+//
+// With no proxies set, or 0, the peer address is the caller's and the
+// header is ignored. With fewer entries than proxies, or an entry that is
+// not an IP address (ports, brackets and an IPv6 zone are accepted and
+// dropped), the request did not come through the proxies as configured and
+// the peer address is used: such callers are counted as the proxy, never
+// as somebody new. The result is the zero Addr if the peer address is not
+// an address either. IPv4-mapped IPv6 addresses are returned as IPv4.
+func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) netip.Addr {
+	if proxies.n > 0 {
+		if a, ok := forwardedEntry(forwardedFor, proxies.n); ok {
+			return a
+		}
+	}
+	a, _ := parseHostAddr(remoteAddr)
+	return a
+}
+
+// forwardedEntry returns the n-th entry from the right of the list made by
+// joining lines with commas.
+func forwardedEntry(lines []string, n int) (netip.Addr, bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		for {
+			j := strings.LastIndexByte(line, ',')
+			entry := line[j+1:]
+			n--
+			if n == 0 {
+				return parseHostAddr(entry)
+			}
+			if j < 0 {
+				break
+			}
+			line = line[:j]
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// parseHostAddr reads an address written as "ip", "ip:port", "[ip]" or
+// "[ip]:port", with spaces around it and an optional IPv6 zone.
+func parseHostAddr(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return netip.Addr{}, false
+	}
+	if s[0] == '[' {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return netip.Addr{}, false
+		}
+		rest := s[end+1:]
+		if rest != "" && !isPort(rest) {
+			return netip.Addr{}, false
+		}
+		s = s[1:end]
+	} else if i := strings.LastIndexByte(s, ':'); i >= 0 && strings.IndexByte(s, ':') == i {
+		// One colon: an IPv4 address with a port.
+		if !isPort(s[i:]) {
+			return netip.Addr{}, false
+		}
+		s = s[:i]
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.WithZone("").Unmap(), true
+}
+
+// isPort reports whether s is ":" followed by 1 to 5 digits.
+func isPort(s string) bool {
+	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
+		return false
+	}
+	for _, c := range []byte(s[1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// network returns the prefix an anonymous caller at a is counted by: a /32
+// for IPv4, a /bits6 for IPv6. The zero Prefix for the zero Addr.
+func network(a netip.Addr, bits6 int) netip.Prefix {
+	if !a.IsValid() {
+		return netip.Prefix{}
+	}
+	bits := 32
+	if a.Is6() {
+		bits = bits6
+	}
+	p, _ := a.Prefix(bits)
+	return p
+}

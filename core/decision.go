@@ -1,0 +1,134 @@
+package core
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// A Decision is the answer to one request: whether to serve it, and what to
+// tell the caller. Write it with [Decision.SetHeaders]; when it denies,
+// answer 429 Too Many Requests with [Decision.DenyBody].
+//
+// The zero Decision denies and has no limits.
+type Decision struct {
+	// Allowed reports whether the request may be served.
+	Allowed bool
+	// Counted reports whether the request was counted: false when the
+	// store failed and the request was allowed anyway (fail open), or when
+	// an adapter exempted the caller.
+	Counted bool
+	// Scope is the name of the scope decided.
+	Scope string
+	// Caller is who the request was counted against.
+	Caller Caller
+	// Cost is the number of units the request used, or would have used.
+	Cost int64
+	// RetryAfter is how long the caller must wait, sending nothing, before
+	// the same request is allowed: 0 when it is allowed. Send it rounded
+	// up to whole seconds, as [Decision.RetryAfterSeconds] does: waiting
+	// that long is always enough.
+	RetryAfter time.Duration
+	// Load reports that the caller has used more than the configured
+	// share of at least one limit (Config.LoadRatio): a warning that it
+	// will soon be refused.
+	Load bool
+	// StoreErr is the store's error when the decision failed open.
+	StoreErr error
+
+	limits *kindLimits
+	n      int
+	status [MaxLimits]LimitStatus
+}
+
+// Limits returns the state of each limit after the request, in the order of
+// the scope's rates: empty when the request was not counted.
+func (d *Decision) Limits() []LimitStatus {
+	return d.status[:d.n]
+}
+
+// RetryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when
+// the request is allowed, at least 1 when it is denied.
+func (d *Decision) RetryAfterSeconds() int64 {
+	if d.Allowed {
+		return 0
+	}
+	return max(ceilSeconds(d.RetryAfter), 1)
+}
+
+func ceilSeconds(t time.Duration) int64 {
+	return int64((t + time.Second - 1) / time.Second)
+}
+
+// DenyBody is the JSON body of a refusal: {"detail": "...", "retry_after": N}.
+type DenyBody struct {
+	Detail     string `json:"detail"`
+	RetryAfter int64  `json:"retry_after"`
+}
+
+// DenyBody returns the body to send with a 429 answer.
+func (d *Decision) DenyBody() DenyBody {
+	return DenyBody{
+		Detail:     "Request was throttled. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
+		RetryAfter: d.RetryAfterSeconds(),
+	}
+}
+
+// Header names set by [Decision.SetHeaders].
+const (
+	HeaderPolicy     = "RateLimit-Policy"
+	HeaderRateLimit  = "RateLimit"
+	HeaderRetryAfter = "Retry-After"
+)
+
+// SetHeaders writes the decision to h, as the IETF draft
+// draft-ietf-httpapi-ratelimit-headers describes:
+//
+//	RateLimit-Policy: "api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400
+//	RateLimit: "api.anon.min";r=59;t=60, "api.anon.day";r=999;t=86400
+//
+// where q is the limit, w the period in seconds, r the units remaining and
+// t the seconds until the window is empty again. When the request is
+// denied, it also sets Retry-After in whole seconds, rounded up. With
+// Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
+// (of the tightest limit) and X-RateLimit-Reset (seconds). A decision that
+// was not counted writes nothing.
+func (d *Decision) SetHeaders(h http.Header) {
+	if d.n == 0 || d.limits == nil {
+		return
+	}
+	// One allocation holds the value slices of every field set here.
+	vals := make([]string, 6)
+	h[HeaderPolicy] = append(vals[0:0:1], d.limits.policy)
+	var buf [160]byte
+	b := buf[:0]
+	tight := 0
+	for i := range d.n {
+		st := &d.status[i]
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, d.limits.names[i]...)
+		b = append(b, ";r="...)
+		b = strconv.AppendInt(b, st.Remaining, 10)
+		b = append(b, ";t="...)
+		b = strconv.AppendInt(b, ceilSeconds(st.Reset), 10)
+		if st.Remaining < d.status[tight].Remaining {
+			tight = i
+		}
+	}
+	h[HeaderRateLimit] = append(vals[1:1:2], string(b))
+	if !d.Allowed {
+		h[HeaderRetryAfter] = append(vals[2:2:3], strconv.FormatInt(d.RetryAfterSeconds(), 10))
+	}
+	if d.limits.legacy {
+		st := &d.status[tight]
+		h["X-Ratelimit-Limit"] = append(vals[3:3:4], strconv.FormatInt(st.Rate.Limit, 10))
+		h["X-Ratelimit-Remaining"] = append(vals[4:4:5], strconv.FormatInt(st.Remaining, 10))
+		h["X-Ratelimit-Reset"] = append(vals[5:5:6], strconv.FormatInt(ceilSeconds(st.Reset), 10))
+	}
+}
+
+func policyName(scope string, kind Kind, r Rate) string {
+	return `"` + scope + "." + kind.String() + "." + periodString(r.Period) + `"`
+}

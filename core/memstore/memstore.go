@@ -1,0 +1,237 @@
+// Package memstore keeps ratescope's counts in the memory of one process.
+//
+// Use it for development and for an API served by a single process: counts
+// are not shared between processes, so with N processes each caller gets up
+// to N times its limits (use the Redis store there). It counts with the same
+// algorithm as every ratescope store and passes the same conformance suite.
+//
+// # Memory
+//
+// A caller costs one map entry per scope: the key (16 bytes for an address,
+// the id for a user), one timestamp and five 4-byte counters per limit. An
+// entry is dropped once all its windows are empty; a background sweep, every
+// Config.SweepInterval, removes such entries and gives the memory of a map
+// that emptied back to the runtime, so memory returns to where it started
+// once callers go quiet. Config.MaxEntries bounds the number of entries:
+// when a new caller arrives at a full shard, expired entries are dropped
+// first and, if none is, an arbitrary entry is evicted (its caller starts
+// afresh) and counted in [Store.Evictions].
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. Entries are spread over shards, each
+// with its own lock, so only callers that share a shard wait for each
+// other; there is no global lock on the request path.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/window"
+)
+
+// Config configures a [Store]. Zero fields take the defaults stated on each.
+type Config struct {
+	// MaxEntries is the most entries (one per caller and scope) the store
+	// keeps. Default: 1,048,576, about 100 MiB with two limits per scope.
+	MaxEntries int
+	// SweepInterval is how often the background sweep drops expired
+	// entries. Default: one minute. A negative value disables the
+	// background sweep; call [Store.Sweep] yourself.
+	SweepInterval time.Duration
+	// Now is the clock of the background sweep. Default: time.Now. Take
+	// uses the time in each request, not this clock.
+	Now func() time.Time
+}
+
+// shardCount is the number of shards of each table: enough that two cores
+// rarely meet on one lock, few enough to stay small for small scopes.
+const shardCount = 64
+
+// Store is an in-memory [core.Store]. Build it with [New] and stop its
+// background sweep with [Store.Close].
+type Store struct {
+	maxPerShard int
+	now         func() time.Time
+	tables      sync.Map // tableKey -> table
+	mu          sync.Mutex
+	evictions   atomic.Int64
+	stop        chan struct{}
+	done        chan struct{}
+	closeOnce   sync.Once
+}
+
+// tableKey names the table of one scope and kind of caller. Periods tells
+// the windows apart if two limiters with different rates share the store.
+type tableKey struct {
+	scope   string
+	kind    core.Kind
+	periods [core.MaxLimits]time.Duration
+}
+
+// table is what a Store needs of a table, whatever its key and entry types.
+type table interface {
+	take(req *core.Request) core.Result
+	sweep(now int64) int
+	len() int
+}
+
+// New returns a Store for cfg and starts its background sweep.
+func New(cfg Config) *Store {
+	if cfg.MaxEntries <= 0 {
+		cfg.MaxEntries = 1 << 20
+	}
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Store{
+		maxPerShard: max(1, (cfg.MaxEntries+shardCount-1)/shardCount),
+		now:         cfg.Now,
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	if cfg.SweepInterval > 0 {
+		go s.sweepEvery(cfg.SweepInterval)
+	} else {
+		close(s.done)
+	}
+	return s
+}
+
+func (s *Store) sweepEvery(d time.Duration) {
+	defer close(s.done)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.Sweep(s.now())
+		}
+	}
+}
+
+// Close stops the background sweep. The store keeps working; Close is safe
+// to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.stop) })
+	<-s.done
+	return nil
+}
+
+var errNoLimits = errors.New("memstore: request has no limits")
+
+// Take implements [core.Store]. It never returns an error for a request the
+// [core.Limiter] builds.
+func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
+	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+		return core.Result{}, errNoLimits
+	}
+	key := tableKey{scope: req.Scope, kind: req.Caller.Kind()}
+	for i, r := range req.Limits {
+		key.periods[i] = r.Period
+	}
+	t, ok := s.tables.Load(key)
+	if !ok {
+		t = s.newTable(key, len(req.Limits))
+	}
+	return t.(table).take(&req), nil
+}
+
+func (s *Store) newTable(key tableKey, n int) table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tables.Load(key); ok {
+		return t.(table)
+	}
+	widths := make([]int64, n)
+	for i := range widths {
+		widths[i] = window.Width(key.periods[i])
+	}
+	var t table
+	if key.kind == core.User {
+		t = newUserTable(s, widths)
+	} else {
+		t = newAnonTable(s, widths)
+	}
+	s.tables.Store(key, t)
+	return t
+}
+
+func newUserTable(s *Store, widths []int64) table {
+	seed := maphash.MakeSeed()
+	h := func(k string) uint64 { return maphash.String(seed, k) }
+	id := func(c *core.Caller) string { return c.User }
+	switch len(widths) {
+	case 1:
+		return newTable[string, [1]window.Counts](s, widths, h, id)
+	case 2:
+		return newTable[string, [2]window.Counts](s, widths, h, id)
+	case 3:
+		return newTable[string, [3]window.Counts](s, widths, h, id)
+	}
+	return newTable[string, [4]window.Counts](s, widths, h, id)
+}
+
+func newAnonTable(s *Store, widths []int64) table {
+	h := func(k [16]byte) uint64 {
+		// Addresses are chosen by callers, but shards only spread lock
+		// contention: a skew costs speed, never correctness.
+		x := le64(k[:8])*0x9E3779B97F4A7C15 ^ le64(k[8:])*0xC2B2AE3D27D4EB4F
+		return x ^ x>>29
+	}
+	id := func(c *core.Caller) [16]byte { return c.Key16() }
+	switch len(widths) {
+	case 1:
+		return newTable[[16]byte, [1]window.Counts](s, widths, h, id)
+	case 2:
+		return newTable[[16]byte, [2]window.Counts](s, widths, h, id)
+	case 3:
+		return newTable[[16]byte, [3]window.Counts](s, widths, h, id)
+	}
+	return newTable[[16]byte, [4]window.Counts](s, widths, h, id)
+}
+
+func le64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// Sweep drops the entries whose windows are all empty at now and returns how
+// many it dropped. A shard whose map has shrunk well below the size it grew
+// to is copied into a smaller map, so that its memory is given back.
+func (s *Store) Sweep(now time.Time) int {
+	n := 0
+	s.tables.Range(func(_, t any) bool {
+		n += t.(table).sweep(now.UnixNano())
+		return true
+	})
+	return n
+}
+
+// Len returns the number of entries the store holds.
+func (s *Store) Len() int {
+	n := 0
+	s.tables.Range(func(_, t any) bool {
+		n += t.(table).len()
+		return true
+	})
+	return n
+}
+
+// Evictions returns how many entries were evicted, since the store was
+// built, because a shard was full of live entries.
+func (s *Store) Evictions() int64 {
+	return s.evictions.Load()
+}

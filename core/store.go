@@ -1,0 +1,74 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// A Store keeps the counts. It must be safe for concurrent use.
+//
+// Take decides one request: if every limit in req.Limits has room for
+// req.Cost units at req.Now, it records the cost on all of them and reports
+// Allowed; otherwise it records nothing. The check and the update are one
+// atomic step for all the limits (all or nothing), even when several
+// processes share the store. Counts are kept per scope, per kind of caller
+// and per caller: requests that differ in any of those never share a count.
+//
+// Every store counts with the same algorithm, so that a decision does not
+// depend on where the counts live: a sliding window of each rate's period,
+// cut into four buckets and read conservatively (see the package
+// documentation for the guarantee). Stores are checked against one
+// conformance suite, package storetest.
+//
+// An error means the store could not decide (for example, it could not be
+// reached); the [Limiter] then allows the request without counting it (it
+// fails open). Being over a limit is not an error.
+//
+// A later kind of limit (a decaying balance of request costs) is added as a
+// new field of Request and Result, so stores written against this interface
+// keep compiling.
+type Store interface {
+	Take(ctx context.Context, req Request) (Result, error)
+}
+
+// A Request asks a [Store] to take Cost units from every limit in Limits.
+type Request struct {
+	// Scope is the name of the scope the limits belong to.
+	Scope string
+	// Caller is who is counted. Its Kind separates signed-in from
+	// anonymous counts.
+	Caller Caller
+	// Limits are the rates to enforce, 1 to MaxLimits of them with
+	// distinct periods. A store keeps one window per period.
+	Limits []Rate
+	// Cost is the number of units the request uses, at least 1.
+	Cost int64
+	// Now is the time of the request. Stores use it rather than a clock of
+	// their own, so that all processes share one notion of time and tests
+	// are exact.
+	Now time.Time
+}
+
+// A Result is a [Store]'s answer to a [Request].
+type Result struct {
+	// Allowed reports whether the cost was taken from every limit.
+	Allowed bool
+	// Limits holds, at the same index as Request.Limits, the state of each
+	// limit after the request. Entries past len(Request.Limits) are zero.
+	Limits [MaxLimits]LimitStatus
+}
+
+// LimitStatus is the state of one limit after a request.
+type LimitStatus struct {
+	// Rate is the limit.
+	Rate Rate
+	// Remaining is how many units the caller may still use now, after
+	// this request (if it was allowed).
+	Remaining int64
+	// Reset is how long until the window holds nothing and Remaining is
+	// back to Rate.Limit, if the caller sends nothing meanwhile.
+	Reset time.Duration
+	// RetryAfter is how long until this limit has room for the request,
+	// if the caller sends nothing meanwhile: 0 when it has room now.
+	RetryAfter time.Duration
+}
