@@ -74,10 +74,11 @@ func (d *Decision) DenyBody() DenyBody {
 	}
 }
 
-// Header names set by [Decision.SetHeaders].
+// Header names set by [Decision.SetHeaders], in the canonical form that
+// http.Header uses as map keys (names are case-insensitive on the wire).
 const (
-	HeaderPolicy     = "RateLimit-Policy"
-	HeaderRateLimit  = "RateLimit"
+	HeaderPolicy     = "Ratelimit-Policy"
+	HeaderRateLimit  = "Ratelimit"
 	HeaderRetryAfter = "Retry-After"
 )
 

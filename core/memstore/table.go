@@ -8,9 +8,7 @@ import (
 	"github.com/ratescope/ratescope/internal/window"
 )
 
-// counts is the set of window arrays an entry can hold, one per limit. An
-// entry is stored by value in its map, so a caller costs no allocation of
-// its own.
+// counts is the set of window arrays an entry can hold, one per limit.
 type counts interface {
 	[1]window.Counts | [2]window.Counts | [3]window.Counts | [4]window.Counts
 }
@@ -22,14 +20,54 @@ type entry[W counts] struct {
 	w    W
 }
 
+// Entries live in chunks that grow from firstChunk to maxChunk entries, and
+// a map from caller to a slot number finds them. The map's values are
+// 4 bytes instead of a whole entry, which keeps the memory the map wastes
+// while it grows small, and an update writes the entry in place.
+const (
+	firstChunkBits = 3
+	maxChunkBits   = 10
+	maxChunk       = 1 << maxChunkBits
+)
+
+// chunkLen returns the number of entries of chunk i: 8, 16, ..., 1024, 1024...
+func chunkLen(i int) int {
+	return 1 << min(firstChunkBits+i, maxChunkBits)
+}
+
 // shard is a part of a table with a lock of its own, padded so that two
 // shards' locks do not share a cache line.
 type shard[K comparable, W counts] struct {
 	mu        sync.Mutex
-	m         map[K]entry[W]
-	grown     int   // the largest len(m) since m was made
-	lastSweep int64 // when a full shard last swept itself
-	_         [32]byte
+	index     map[K]uint32 // slot of each caller: chunk<<maxChunkBits | offset
+	chunks    [][]entry[W]
+	free      []uint32 // slots given back, to reuse first
+	next      int      // entries handed out in the last chunk
+	peak      int      // the largest len(index) since the shard was compacted
+	lastSweep int64    // when a full shard last swept itself
+	_         [16]byte
+}
+
+func (sh *shard[K, W]) at(slot uint32) *entry[W] {
+	return &sh.chunks[slot>>maxChunkBits][slot&(maxChunk-1)]
+}
+
+// alloc returns a slot for a new entry, zeroed.
+func (sh *shard[K, W]) alloc() uint32 {
+	if n := len(sh.free); n > 0 {
+		slot := sh.free[n-1]
+		sh.free = sh.free[:n-1]
+		*sh.at(slot) = entry[W]{}
+		return slot
+	}
+	last := len(sh.chunks) - 1
+	if last < 0 || sh.next == len(sh.chunks[last]) {
+		sh.chunks = append(sh.chunks, make([]entry[W], chunkLen(len(sh.chunks))))
+		last++
+		sh.next = 0
+	}
+	sh.next++
+	return uint32(last)<<maxChunkBits | uint32(sh.next-1)
 }
 
 // genericTable holds the entries of one scope and kind of caller.
@@ -37,29 +75,35 @@ type genericTable[K comparable, W counts] struct {
 	store  *Store
 	widths []int64 // bucket width of each window, in nanoseconds
 	hash   func(K) uint64
-	id     func(*core.Caller) K
+	id     func(core.Caller) K
 	shards [shardCount]shard[K, W]
 }
 
-func newTable[K comparable, W counts](s *Store, widths []int64, hash func(K) uint64, id func(*core.Caller) K) *genericTable[K, W] {
+func newTable[K comparable, W counts](s *Store, widths []int64, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, W] {
 	t := &genericTable[K, W]{store: s, widths: widths, hash: hash, id: id}
 	for i := range t.shards {
-		t.shards[i].m = make(map[K]entry[W])
+		t.shards[i].index = make(map[K]uint32)
 	}
 	return t
 }
 
-func (t *genericTable[K, W]) take(req *core.Request) core.Result {
-	k := t.id(&req.Caller)
+func (t *genericTable[K, W]) take(req core.Request) core.Result {
+	k := t.id(req.Caller)
 	sh := &t.shards[t.hash(k)%shardCount]
 	now := max(req.Now.UnixNano(), 0)
 	var res core.Result
 
 	sh.mu.Lock()
-	e, found := sh.m[k]
-	if !found && len(sh.m) >= t.store.maxPerShard {
-		t.makeRoom(sh, now)
+	slot, found := sh.index[k]
+	if !found {
+		if len(sh.index) >= t.store.maxPerShard {
+			t.makeRoom(sh, now)
+		}
+		slot = sh.alloc()
+		sh.index[k] = slot
+		sh.peak = max(sh.peak, len(sh.index))
 	}
+	e := sh.at(slot)
 	// A clock that steps back is read as standing still, so that counts
 	// are never dropped early.
 	now = max(now, e.last)
@@ -91,8 +135,6 @@ func (t *genericTable[K, W]) take(req *core.Request) core.Result {
 		st.Reset = c.Reset(width, now)
 	}
 	e.last = now
-	sh.m[k] = e
-	sh.grown = max(sh.grown, len(sh.m))
 	sh.mu.Unlock()
 
 	res.Allowed = allowed
@@ -109,8 +151,9 @@ func (t *genericTable[K, W]) makeRoom(sh *shard[K, W], now int64) {
 			return
 		}
 	}
-	for k := range sh.m {
-		delete(sh.m, k)
+	for k, slot := range sh.index {
+		delete(sh.index, k)
+		sh.free = append(sh.free, slot)
 		t.store.evictions.Add(1)
 		return
 	}
@@ -136,24 +179,28 @@ func (t *genericTable[K, W]) sweep(now int64) int {
 	return n
 }
 
-// sweepShard drops expired entries and shrinks a map that emptied.
+// sweepShard drops expired entries, and compacts a shard that has shrunk to
+// a quarter of its peak so that its memory goes back to the runtime (Go maps
+// keep their memory after deletes).
 func (t *genericTable[K, W]) sweepShard(sh *shard[K, W], now int64) int {
 	n := 0
-	for k, e := range sh.m {
-		if now >= t.expiry(e.last) {
-			delete(sh.m, k)
+	for k, slot := range sh.index {
+		if now >= t.expiry(sh.at(slot).last) {
+			delete(sh.index, k)
+			sh.free = append(sh.free, slot)
 			n++
 		}
 	}
-	// Go maps keep their memory after deletes: copy one that has shrunk
-	// to a quarter of its peak into a map of the right size.
-	if sh.grown >= 64 && len(sh.m) <= sh.grown/4 {
-		m := make(map[K]entry[W], len(sh.m))
-		for k, e := range sh.m {
-			m[k] = e
+	if sh.peak >= 64 && len(sh.index) <= sh.peak/4 {
+		index, chunks := sh.index, sh.chunks
+		sh.index = make(map[K]uint32, len(index))
+		sh.chunks, sh.free, sh.next = nil, nil, 0
+		for k, slot := range index {
+			s := sh.alloc()
+			*sh.at(s) = chunks[slot>>maxChunkBits][slot&(maxChunk-1)]
+			sh.index[k] = s
 		}
-		sh.m = m
-		sh.grown = len(m)
+		sh.peak = len(sh.index)
 	}
 	return n
 }
@@ -163,7 +210,7 @@ func (t *genericTable[K, W]) len() int {
 	for i := range t.shards {
 		sh := &t.shards[i]
 		sh.mu.Lock()
-		n += len(sh.m)
+		n += len(sh.index)
 		sh.mu.Unlock()
 	}
 	return n

@@ -1,0 +1,268 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// newLimiter builds a limiter on a fresh memory store and a fake clock
+// standing at storetest.Start, unless cfg says otherwise.
+func newLimiter(t *testing.T, cfg core.Config) *core.Limiter {
+	t.Helper()
+	if cfg.Store == nil {
+		s := memstore.New(memstore.Config{SweepInterval: -1})
+		cfg.Store = s
+	}
+	if cfg.Now == nil {
+		cfg.Now = storetest.NewClock(storetest.Start).Now
+	}
+	lim, err := core.New(cfg)
+	require.NoError(t, err)
+	return lim
+}
+
+func anonCaller(addr string) core.Caller {
+	return core.Caller{Network: netip.PrefixFrom(netip.MustParseAddr(addr), 32)}
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	for _, tc := range []struct {
+		name  string
+		cfg   core.Config
+		wants []string
+	}{
+		{"no store", core.Config{}, []string{"no Store"}},
+		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}},
+		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}},
+		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}},
+		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}},
+		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}},
+		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}},
+		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}},
+		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}},
+		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}},
+		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Error(t, tc.cfg.Validate())
+			_, err := core.New(tc.cfg)
+			require.Error(t, err)
+			for _, want := range tc.wants {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+func TestRatesReplaceStartingValuesKindByKind(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{
+		Scopes: append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(30)}, User: []core.Rate{core.PerMinute(90)}}),
+		Rates:  map[string]string{"api.anon": "3/min,100/day"},
+	})
+	got := map[string]core.Scope{}
+	for _, s := range lim.Config().Scopes {
+		got[s.Name] = s
+	}
+	assert.Equal(t, []core.Rate{core.PerMinute(3), core.PerDay(100)}, got["api"].Anon, "named: replaced")
+	assert.Equal(t, core.DefaultScopes()[0].User, got["api"].User, "kind not named: starting values")
+	assert.Equal(t, []core.Rate{core.PerMinute(30)}, got["search"].Anon, "scope not named: starting values")
+}
+
+func TestAnonymousAndSignedInCountedApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day", "api.user": "5/min,100/day"}})
+	ip := anonCaller("203.0.113.5")
+	for range 2 {
+		d, err := lim.Allow(ctx, "api", ip)
+		require.NoError(t, err)
+		require.True(t, d.Allowed)
+	}
+	d, err := lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "anonymous limit is 2")
+
+	// A user at the same address has the user limits, and a count of
+	// its own.
+	alice := core.Caller{User: "alice"}
+	for i := range 5 {
+		d, err := lim.Allow(ctx, "api", alice)
+		require.NoError(t, err)
+		require.True(t, d.Allowed, "user request %d", i+1)
+		assert.Equal(t, int64(5), d.Limits()[0].Rate.Limit)
+	}
+	d, err = lim.Allow(ctx, "api", alice)
+	require.NoError(t, err)
+	assert.False(t, d.Allowed)
+
+	// A user id that looks like an address is still a user.
+	d, err = lim.Allow(ctx, "api", core.Caller{User: "203.0.113.5"})
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+}
+
+func TestRetryAfterSecondsIsHonest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start.Add(1234567 * time.Microsecond))
+	lim := newLimiter(t, core.Config{Now: clock.Now, Rates: map[string]string{"api.anon": "3/10s,100/day"}})
+	ip := anonCaller("192.0.2.8")
+	for round := range 20 {
+		var d core.Decision
+		for {
+			var err error
+			d, err = lim.Allow(ctx, "api", ip)
+			require.NoError(t, err)
+			if !d.Allowed {
+				break
+			}
+			clock.Advance(700 * time.Millisecond)
+		}
+		secs := d.RetryAfterSeconds()
+		require.GreaterOrEqual(t, secs, int64(1))
+		assert.GreaterOrEqual(t, time.Duration(secs)*time.Second, d.RetryAfter, "rounded up")
+		assert.Less(t, time.Duration(secs-1)*time.Second, d.RetryAfter, "by less than a second")
+		clock.Advance(time.Duration(secs) * time.Second)
+		d, err := lim.Allow(ctx, "api", ip)
+		require.NoError(t, err)
+		require.True(t, d.Allowed, "round %d: waiting Retry-After (%ds) is enough", round, secs)
+	}
+}
+
+func TestCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "10/min,100/day"}})
+	ip := anonCaller("192.0.2.9")
+	d, err := lim.AllowN(ctx, "api", ip, 4)
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(6), d.Limits()[0].Remaining)
+	assert.Equal(t, int64(96), d.Limits()[1].Remaining)
+
+	require.NoError(t, lim.CheckCost("api", 10))
+	assert.Error(t, lim.CheckCost("api", 11), "above the smallest limit")
+	assert.Error(t, lim.CheckCost("api", 0))
+	assert.Error(t, lim.CheckCost("nope", 1))
+	_, err = lim.AllowN(ctx, "api", ip, 11)
+	assert.Error(t, err)
+	d, err = lim.Allow(ctx, "nope", ip)
+	assert.ErrorContains(t, err, `unknown scope "nope"`)
+	assert.False(t, d.Allowed)
+}
+
+func TestLoadWarning(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "10/min,1000/day"}, LoadRatio: 0.5})
+	ip := anonCaller("192.0.2.10")
+	var loads []bool
+	for range 7 {
+		d, err := lim.Allow(ctx, "api", ip)
+		require.NoError(t, err)
+		loads = append(loads, d.Load)
+	}
+	assert.Equal(t, []bool{false, false, false, false, false, true, true}, loads, "warned once more than half is used")
+}
+
+// failingStore fails every call, as an unreachable store does.
+type failingStore struct{}
+
+func (failingStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errors.New("connection refused")
+}
+
+func TestStoreFailureFailsOpen(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	clock := storetest.NewClock(storetest.Start)
+	lim := newLimiter(t, core.Config{
+		Store:  failingStore{},
+		Now:    clock.Now,
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+		Rates:  map[string]string{"api.anon": "1/min,1/day"},
+	})
+	for range 50 {
+		d, err := lim.Allow(context.Background(), "api", anonCaller("192.0.2.11"))
+		require.NoError(t, err, "a store failure is not the caller's error")
+		assert.True(t, d.Allowed, "fail open")
+		assert.False(t, d.Counted)
+		assert.ErrorContains(t, d.StoreErr, "connection refused")
+		h := http.Header{}
+		d.SetHeaders(h)
+		assert.Empty(t, h, "nothing counted, nothing to tell")
+	}
+	assert.Equal(t, int64(50), lim.StoreFailures())
+	assert.Equal(t, 1, strings.Count(log.String(), "\n"), "one log line per interval, not per request")
+	assert.Contains(t, log.String(), "connection refused")
+
+	clock.Advance(10 * time.Second)
+	_, err := lim.Allow(context.Background(), "api", anonCaller("192.0.2.11"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(log.String(), "\n"))
+	assert.Contains(t, log.String(), "suppressed=49")
+}
+
+func TestSetHeaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true})
+	ip := anonCaller("192.0.2.12")
+	d, err := lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	h := http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, `"api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400`, h.Get("RateLimit-Policy"))
+	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, h.Get("RateLimit"))
+	assert.Empty(t, h.Get("Retry-After"))
+	assert.Equal(t, "2", h.Get("X-RateLimit-Limit"))
+	assert.Equal(t, "1", h.Get("X-RateLimit-Remaining"))
+	assert.Equal(t, "75", h.Get("X-RateLimit-Reset"))
+
+	_, err = lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	d, err = lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	require.False(t, d.Allowed)
+	h = http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, "75", h.Get("Retry-After"))
+	assert.Equal(t, `"api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000`, h.Get("RateLimit"))
+	assert.Equal(t, core.DenyBody{Detail: "Request was throttled. Expected available in 75 seconds.", RetryAfter: 75}, d.DenyBody())
+
+	// A header value set by SetHeaders can be changed without touching
+	// another field's value.
+	h.Add("RateLimit", "x")
+	assert.Equal(t, []string{"75"}, h.Values("Retry-After"))
+}
+
+func TestLimiterConfigDefaults(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{})
+	cfg := lim.Config()
+	assert.Equal(t, 64, cfg.IPv6Bits)
+	assert.Equal(t, 0.8, cfg.LoadRatio)
+	assert.Equal(t, 10*time.Second, cfg.ErrorLogInterval)
+	assert.False(t, cfg.NumProxies.IsSet())
+	assert.Equal(t, core.DefaultScopes(), cfg.Scopes)
+	assert.True(t, lim.HasScope("api"))
+	assert.False(t, lim.HasScope("apix"))
+}
