@@ -1,0 +1,34 @@
+# The test command of the README and of CI: installs what the tests need,
+# then checks formatting, vets and runs every test with the race detector.
+# The Redis tests start a real redis-server and a 3-master Redis Cluster on
+# loopback ports themselves, and stop them when they end.
+
+GO ?= go
+
+.PHONY: test deps fmt-check vet bench portal fuzz
+
+test: deps fmt-check vet
+	$(GO) test -race -count=1 ./...
+
+deps:
+	@scripts/install-deps.sh
+
+fmt-check:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+	cd benchmarks && $(GO) vet ./...
+
+# Runs the example portal on 127.0.0.1:8080 with counts in memory.
+portal:
+	$(GO) run ./examples/portal
+
+# Runs each fuzz target for a short while.
+fuzz:
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
+
+# Compares ratescope with its peers; see benchmarks/README.md.
+bench: deps
+	cd benchmarks && ./run.sh

@@ -1,0 +1,81 @@
+// Package core is the framework-free heart of ratescope: it decides whether
+// a caller of a web API may make one more request, and what to tell it.
+//
+// The adapters for Gin (package ginlimit) and Echo (package echolimit) only
+// find the signed-in user in their framework's context, call a [Limiter],
+// and write what the [Decision] says. Everything that must be the same for
+// both frameworks lives here: who the caller is, the counting, the headers
+// and the body of a refusal.
+//
+// # Model
+//
+// A [Scope] is a named group of limits, such as "api" or
+// "autocomplete.project". Each scope has, for each [Kind] of caller, a list
+// of [Rate] values that all apply: normally one over a minute, which stops a
+// burst, and one over a day, which stops steady heavy use. Signed-in callers
+// ([User]) normally get several times the anonymous allowance.
+//
+// Every scope comes with starting values; [Config.Rates], a dictionary keyed
+// "SCOPE.KIND" ("api.anon", "api.user"), replaces them kind by kind. A scope
+// it does not name keeps its starting values, and a key that names no known
+// scope or kind is an error when the Limiter is built, so that a typo cannot
+// silently remove a limit.
+//
+// A [Caller] is counted by person when signed in, whatever address it uses,
+// and by network address when anonymous. The limits of one kind never apply
+// to the other, and no two callers share a count, whatever characters a user
+// id holds. Behind reverse proxies the address comes from X-Forwarded-For,
+// at the position that [Config.NumProxies] says the caller cannot write (see
+// [ClientAddr]); IPv6 callers are counted by their /64.
+//
+// A request has a cost, 1 unless said otherwise, so that expensive requests
+// can count for more. [Limiter.AllowN] checks and takes the cost from all the
+// limits of the scope at once, all or nothing: a refused request takes
+// nothing, so a caller recovers as soon as it slows down.
+//
+// # The guarantee
+//
+// Each limit is a sliding window of its period P, cut into four buckets of
+// P/4 aligned on the Unix epoch, plus the current bucket: five counters. A
+// request at time t is allowed if the units in every bucket that overlaps
+// (t-P, t], plus its cost, are within the limit. Because those buckets cover
+// the whole interval, the guarantee is exact:
+//
+//	in any interval of length P, at most Limit units are allowed,
+//
+// at any boundary, unlike fixed windows, GCRA or token buckets, which let
+// through up to twice the limit around a boundary. Memory is five 4-byte
+// counters per limit and one timestamp per caller, whatever the traffic; no
+// request is logged. The price is caution: units stay counted until their
+// whole bucket has left the window, up to P/4 after they left the interval,
+// so a caller that used all of a limit may wait up to a quarter period more
+// than a log of every request would make it (docs/adr/0001).
+//
+// When a request is refused, [Decision.RetryAfter] is the exact time until
+// it would be allowed if the caller sent nothing meanwhile, and the
+// Retry-After header rounds it up to whole seconds: waiting that long is
+// always enough, never more than a second too much.
+//
+// # Stores
+//
+// The counts live in a [Store]: memstore keeps them in the memory of one
+// process, redisstore in Redis, shared by every process that serves the API.
+// Both count with the same arithmetic and pass one conformance suite
+// (package storetest). If the store fails, the request is allowed and not
+// counted (fail open): a store that is down turns the limits off rather
+// than the API. The failure is logged, at most once per
+// Config.ErrorLogInterval, and counted ([Limiter.StoreFailures]).
+//
+// # Headers
+//
+// [Decision.SetHeaders] writes the RateLimit-Policy and RateLimit fields of
+// the IETF draft draft-ietf-httpapi-ratelimit-headers, Retry-After when the
+// request is refused and, on request, the legacy X-RateLimit-* fields. A
+// decision also carries a load warning ([Decision.Load]) when the caller has
+// used most of a limit, before it is cut off.
+//
+// # Time
+//
+// The Limiter reads its clock ([Config.Now]) once per decision and passes
+// the time to the store, so that tests use a fake clock and never sleep.
+package core

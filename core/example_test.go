@@ -1,0 +1,99 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+func ExampleParseRate() {
+	for _, s := range []string{"60/min", "100/15m", "1000/day", "60/fortnight"} {
+		r, err := core.ParseRate(s)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Println(r.Limit, r.Period)
+	}
+	// Output:
+	// 60 1m0s
+	// 100 15m0s
+	// 1000 24h0m0s
+	// error: invalid rate "60/fortnight": unknown unit "fortnight"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit s, sec, second, m, min, minute, h, hour, d or day (e.g. "60/min", "100/15m", "1000/day")
+}
+
+// Scopes carry starting values; the Rates dictionary replaces them kind by
+// kind, and a key naming no known scope is an error.
+func ExampleConfig() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	cfg := core.Config{
+		Store: store,
+		Scopes: append(core.DefaultScopes(), core.Scope{
+			Name: "export",
+			Anon: []core.Rate{core.PerMinute(2), core.PerDay(20)},
+			User: []core.Rate{core.PerMinute(10), core.PerDay(200)},
+		}),
+		Rates: map[string]string{
+			"api.anon": "30/min,500/day",
+		},
+		NumProxies: core.Proxies(1),
+	}
+	lim, err := core.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range lim.Config().Scopes {
+		fmt.Println(s.Name, "anon", s.Anon, "user", s.User)
+	}
+
+	cfg.Rates["exprot.user"] = "1/min"
+	_, err = core.New(cfg)
+	fmt.Println(err != nil)
+	// Output:
+	// api anon [30/min 500/day] user [600/min 20000/day]
+	// export anon [2/min 20/day] user [10/min 200/day]
+	// true
+}
+
+// Checking a request: find the caller, decide, write the headers, and refuse
+// with 429 when the decision says so.
+func ExampleLimiter_Allow() {
+	clock := storetest.NewClock(time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC))
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "2/min,100/day"},
+		NumProxies: core.Proxies(0),
+		Now:        clock.Now,
+	})
+	if err != nil {
+		panic(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+	r.RemoteAddr = "203.0.113.7:41000"
+	for range 3 {
+		d, err := lim.Allow(context.Background(), "api", lim.Caller(r, ""))
+		if err != nil {
+			panic(err)
+		}
+		w := httptest.NewRecorder()
+		d.SetHeaders(w.Header())
+		if d.Allowed {
+			fmt.Println(d.Caller, "allowed:", w.Header().Get("RateLimit"))
+		} else {
+			fmt.Println(d.Caller, "refused, Retry-After:", w.Header().Get("Retry-After"), d.DenyBody().Detail)
+		}
+	}
+	// Output:
+	// 203.0.113.7 allowed: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=97200
+	// 203.0.113.7 allowed: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=97200
+	// 203.0.113.7 refused, Retry-After: 75 Request was throttled. Expected available in 75 seconds.
+}
