@@ -39,6 +39,9 @@ type Decision struct {
 	limits *kindLimits
 	n      int
 	status [MaxLimits]LimitStatus
+	// values holds the header values SetHeaders writes, so that a
+	// decision and its headers take one allocation.
+	values [6]string
 }
 
 // Limits returns the state of each limit after the request, in the order of
@@ -98,8 +101,7 @@ func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		return
 	}
-	// One allocation holds the value slices of every field set here.
-	vals := make([]string, 6)
+	vals := d.values[:]
 	h[HeaderPolicy] = append(vals[0:0:1], d.limits.policy)
 	var buf [160]byte
 	b := buf[:0]

@@ -226,7 +226,11 @@ func (l *Limiter) Caller(r *http.Request, user string) Caller {
 	if user != "" {
 		return Caller{User: user}
 	}
-	a := ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), l.proxies)
+	var forwarded []string
+	if l.proxies.n > 0 {
+		forwarded = r.Header["X-Forwarded-For"]
+	}
+	a := ClientAddr(r.RemoteAddr, forwarded, l.proxies)
 	return Caller{Network: network(a, l.bits6)}
 }
 

@@ -63,7 +63,8 @@ const shardCount = 64
 type Store struct {
 	maxPerShard int
 	now         func() time.Time
-	tables      sync.Map // tableKey -> table
+	tables      sync.Map // tableKey -> *keyedTable
+	last        atomic.Pointer[keyedTable]
 	mu          sync.Mutex
 	evictions   atomic.Int64
 	stop        chan struct{}
@@ -145,18 +146,32 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	for i, r := range req.Limits {
 		key.periods[i] = r.Period
 	}
-	t, ok := s.tables.Load(key)
-	if !ok {
-		t = s.newTable(key, len(req.Limits))
+	// Most requests are for the scope of the request before: look there
+	// first, and in the map of tables only when it is another.
+	if last := s.last.Load(); last != nil && last.key == key {
+		return last.table.take(req), nil
 	}
-	return t.(table).take(req), nil
+	var kt *keyedTable
+	if v, ok := s.tables.Load(key); ok {
+		kt = v.(*keyedTable)
+	} else {
+		kt = s.newTable(key, len(req.Limits))
+	}
+	s.last.Store(kt)
+	return kt.table.take(req), nil
 }
 
-func (s *Store) newTable(key tableKey, n int) table {
+// keyedTable is a table with its key.
+type keyedTable struct {
+	key   tableKey
+	table table
+}
+
+func (s *Store) newTable(key tableKey, n int) *keyedTable {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t, ok := s.tables.Load(key); ok {
-		return t.(table)
+	if v, ok := s.tables.Load(key); ok {
+		return v.(*keyedTable)
 	}
 	widths := make([]int64, n)
 	for i := range widths {
@@ -168,8 +183,9 @@ func (s *Store) newTable(key tableKey, n int) table {
 	} else {
 		t = newAnonTable(s, widths)
 	}
-	s.tables.Store(key, t)
-	return t
+	kt := &keyedTable{key, t}
+	s.tables.Store(key, kt)
+	return kt
 }
 
 // tableFor returns a table of entries with one window per width.
@@ -246,8 +262,8 @@ func mix(x uint64) uint64 {
 // to is copied into a smaller map, so that its memory is given back.
 func (s *Store) Sweep(now time.Time) int {
 	n := 0
-	s.tables.Range(func(_, t any) bool {
-		n += t.(table).sweep(now.UnixNano())
+	s.tables.Range(func(_, v any) bool {
+		n += v.(*keyedTable).table.sweep(now.UnixNano())
 		return true
 	})
 	return n
@@ -256,8 +272,8 @@ func (s *Store) Sweep(now time.Time) int {
 // Len returns the number of entries the store holds.
 func (s *Store) Len() int {
 	n := 0
-	s.tables.Range(func(_, t any) bool {
-		n += t.(table).len()
+	s.tables.Range(func(_, v any) bool {
+		n += v.(*keyedTable).table.len()
 		return true
 	})
 	return n

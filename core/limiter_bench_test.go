@@ -1,0 +1,58 @@
+package core_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+)
+
+// BenchmarkDecide measures what a middleware does per request: find the
+// caller, decide against a minute and a day limit, write the headers.
+func BenchmarkDecide(b *testing.B) {
+	now := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	for _, bc := range []struct {
+		name    string
+		callers int
+	}{{"hot", 1}, {"callers=10000", 10_000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			store := memstore.New(memstore.Config{SweepInterval: -1})
+			defer store.Close()
+			lim, err := core.New(core.Config{
+				Store:      store,
+				Rates:      map[string]string{"api.anon": "2000000000/min,2000000000/day"},
+				NumProxies: core.Proxies(0),
+				Now:        func() time.Time { return now },
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			reqs := make([]*http.Request, bc.callers)
+			for i := range reqs {
+				reqs[i] = httptest.NewRequest(http.MethodGet, "/api/records", nil)
+				reqs[i].RemoteAddr = "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1234"
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				h := http.Header{}
+				i := 0
+				for pb.Next() {
+					i++
+					r := reqs[i%len(reqs)]
+					d, err := lim.Allow(ctx, "api", lim.Caller(r, ""))
+					if err != nil || !d.Allowed {
+						b.Fatal("denied", err)
+					}
+					d.SetHeaders(h)
+				}
+			})
+		})
+	}
+}
