@@ -1,0 +1,52 @@
+// Package ginsearch guards the search boxes of a Gin application: each
+// search endpoint is counted in its own scope, and a caller over a limit is
+// answered 429 with Retry-After and an empty list of results before the
+// search handler runs.
+//
+//	guard, err := ginsearch.New("project", ginlimit.Config{Limiter: lim, User: currentUser})
+//	...
+//	r.GET("/autocomplete/project", guard, searchProjects)
+//
+// The limiter must know the search boxes' scopes: add autocomplete.Scopes()
+// to core.Config.Scopes. See package autocomplete for the model.
+package ginsearch
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/ginlimit"
+)
+
+// New returns a middleware that guards the search box called name. It is
+// [ginlimit.New] with cfg.Scope set to autocomplete.Scope(name) and, unless
+// cfg has one, a deny handler that answers 429 with {"results": []}
+// ([DenyWith] of autocomplete.Empty()). Put it in front of the search
+// handler: a refused request never reaches it, so nothing is searched.
+//
+// It returns an error if the limiter does not know the scope, or cfg is
+// otherwise invalid.
+func New(name string, cfg ginlimit.Config) (gin.HandlerFunc, error) {
+	cfg.Scope = autocomplete.Scope(name)
+	if cfg.DenyHandler == nil {
+		cfg.DenyHandler = DenyWith(autocomplete.Empty())
+	}
+	if cfg.Limiter != nil && !cfg.Limiter.HasScope(cfg.Scope) {
+		return nil, fmt.Errorf("ginsearch: search box %q: the limiter has no scope %q: add autocomplete.Scopes() (or autocomplete.NewScope(%q)) to core.Config.Scopes", name, cfg.Scope, name)
+	}
+	return ginlimit.New(cfg)
+}
+
+// DenyWith returns a deny handler that aborts with 429 Too Many Requests and
+// body as JSON: the shape the search endpoint returns when it finds nothing,
+// so a search box shows no suggestions rather than an error. The
+// Retry-After and RateLimit headers are already set.
+func DenyWith(body any) func(*gin.Context, *core.Decision) {
+	return func(c *gin.Context, _ *core.Decision) {
+		c.AbortWithStatusJSON(http.StatusTooManyRequests, body)
+	}
+}

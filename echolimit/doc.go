@@ -1,0 +1,54 @@
+// Package echolimit limits the rate of requests to an Echo application with
+// a [core.Limiter].
+//
+// # Model
+//
+// The [core.Limiter] decides; this package only translates. For each
+// request that [Config.Skipper] does not skip, the middleware finds who is
+// calling — the signed-in user that [Config.User] reads from the context,
+// or else the client address that [core.Limiter.Caller] works out from the
+// peer address and, behind as many proxies as the limiter's NumProxies
+// says, X-Forwarded-For — asks the limiter to count the request in
+// [Config.Scope], and writes what the limiter says:
+//
+//   - allowed: the RateLimit-Policy and RateLimit headers, then the next
+//     handler runs and may read the decision with [Decision];
+//   - over a limit: the same headers and Retry-After, and the middleware
+//     returns the error of [Config.DenyHandler]. The default, [DenyJSON],
+//     is an *echo.HTTPError with code 429 that Echo's error handler writes
+//     as the JSON body {"detail": "...", "retry_after": N}, and that
+//     errors.Is matches with [ErrLimited];
+//   - exempt ([Config.Exempt]): served, not counted, no headers;
+//   - store failure: served and not counted (fail open), unless
+//     [Config.ErrorHandler] returns an error.
+//
+// The answers are the same, status, header for header and JSON body, as
+// those of package ginlimit for the same requests.
+//
+// # Usage
+//
+//	lim, err := core.New(core.Config{
+//		Store:      memstore.New(memstore.Config{}),
+//		NumProxies: core.Proxies(1), // one load balancer in front
+//	})
+//	if err != nil { ... }
+//	limit, err := echolimit.New(echolimit.Config{
+//		Limiter: lim,
+//		User: func(c echo.Context) string {
+//			user, _ := c.Get("user").(string)
+//			return user
+//		},
+//	})
+//	if err != nil { ... }
+//	e := echo.New()
+//	e.GET("/api/records", listRecords, limit)
+//
+// [New] checks the configuration once, including that [Config.Cost] fits
+// the scope, and returns an error rather than failing requests later.
+//
+// # Cost
+//
+// The middleware keeps allocations on the request path to a minimum: one
+// [core.Decision] per request, stored in the context, plus what the limiter
+// and the headers need. A middleware is safe for concurrent use.
+package echolimit

@@ -1,0 +1,184 @@
+package echolimit
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// ErrLimited is the internal error of the *echo.HTTPError that [DenyJSON]
+// returns, so that an error handler can tell a refusal with
+// errors.Is(err, echolimit.ErrLimited).
+var ErrLimited = errors.New("echolimit: rate limit exceeded")
+
+// Config configures the middleware built by [New]. Zero fields take the
+// defaults stated on each; [New] applies them to a copy.
+type Config struct {
+	// Skipper skips the middleware for some requests: they are served,
+	// not counted, and have no decision. Default: middleware.DefaultSkipper,
+	// which skips nothing.
+	Skipper middleware.Skipper
+
+	// Limiter decides every request. Required.
+	Limiter *core.Limiter
+
+	// Scope is the scope the requests are counted in. Default: "api".
+	Scope string
+
+	// Cost is the number of units each request uses, from 1 to the
+	// smallest limit of the scope. Default: 1.
+	Cost int64
+
+	// User returns the id of the signed-in user making the request, as an
+	// earlier middleware (session, token) left it in the context, or ""
+	// for an anonymous caller. Default: nil, every caller is anonymous.
+	User func(c echo.Context) string
+
+	// Exempt reports whether the caller is exempt from the limits (an
+	// administrator, a health checker). An exempt request is served and
+	// not counted, and gets no RateLimit headers; [Decision] still returns
+	// its decision, with Allowed true and Counted false. Default: nil, no
+	// caller is exempt.
+	Exempt func(c echo.Context, caller core.Caller) bool
+
+	// DenyHandler answers a request over the limit, after the RateLimit
+	// and Retry-After headers are set; the middleware returns its error.
+	// Default: [DenyJSON].
+	DenyHandler func(c echo.Context, d *core.Decision) error
+
+	// ErrorHandler is called when the store failed and the request was
+	// allowed without being counted (fail open). Return nil to serve the
+	// request, or an error to refuse it with that error. The limiter has
+	// already logged the failure. Default: nil, the request is served.
+	ErrorHandler func(c echo.Context, err error) error
+}
+
+// DefaultConfig returns a Config with every default filled in except the
+// Limiter, which must be set.
+func DefaultConfig() Config {
+	return Config{Skipper: middleware.DefaultSkipper, Scope: "api", Cost: 1, DenyHandler: DenyJSON}
+}
+
+// DenyJSON is the default deny handler. It returns an *echo.HTTPError with
+// code 429 Too Many Requests, the [core.DenyBody] of d as its Message, so
+// that Echo's default error handler writes {"detail": "...",
+// "retry_after": N}, and [ErrLimited] as its Internal error.
+func DenyJSON(_ echo.Context, d *core.Decision) error {
+	return &echo.HTTPError{Code: http.StatusTooManyRequests, Message: d.DenyBody(), Internal: ErrLimited}
+}
+
+// withDefaults returns a copy of c with the zero fields set to their
+// defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Skipper == nil {
+		c.Skipper = d.Skipper
+	}
+	if c.Scope == "" {
+		c.Scope = d.Scope
+	}
+	if c.Cost == 0 {
+		c.Cost = d.Cost
+	}
+	if c.DenyHandler == nil {
+		c.DenyHandler = d.DenyHandler
+	}
+	return c
+}
+
+// Validate reports the problem with c, if any: a missing Limiter, an
+// unknown Scope, a Cost that no request could fit.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Limiter == nil {
+		return errors.New("echolimit: no Limiter: build one with core.New")
+	}
+	if err := c.Limiter.CheckCost(c.Scope, c.Cost); err != nil {
+		return fmt.Errorf("echolimit: %w", err)
+	}
+	return nil
+}
+
+// decisionKey is the echo.Context key of the request's decision.
+const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
+
+// New returns a middleware that counts each request against cfg.Scope and
+// refuses it with [Config.DenyHandler]'s error when the caller is over a
+// limit. It returns the error of [Config.Validate] instead if cfg is
+// invalid, so that no request fails later.
+//
+// For every counted request it sets the RateLimit-Policy and RateLimit
+// headers, and Retry-After when it denies; the handlers after it read the
+// decision with [Decision]. The caller's address comes from
+// [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
+// limiter's NumProxies says, never from Echo's RealIP.
+func New(cfg Config) (echo.MiddlewareFunc, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &limiter{cfg: cfg.withDefaults()}
+	return m.wrap, nil
+}
+
+type limiter struct {
+	cfg Config
+}
+
+func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if m.cfg.Skipper(c) {
+			return next(c)
+		}
+		if serve, err := m.decide(c); !serve {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// decide stores the decision in c and reports whether to serve the request;
+// if not, the error is the middleware's answer, nil when the deny handler
+// wrote the response itself.
+func (m *limiter) decide(c echo.Context) (bool, error) {
+	cfg := &m.cfg
+	var user string
+	if cfg.User != nil {
+		user = cfg.User(c)
+	}
+	r := c.Request()
+	caller := cfg.Limiter.Caller(r, user)
+	d := new(core.Decision)
+	c.Set(decisionKey, d)
+	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		*d = core.Decision{Allowed: true, Scope: cfg.Scope, Caller: caller, Cost: cfg.Cost}
+		return true, nil
+	}
+	var err error
+	*d, err = cfg.Limiter.AllowN(r.Context(), cfg.Scope, caller, cfg.Cost)
+	if err != nil {
+		return false, err // Unreachable: New checked the scope and the cost.
+	}
+	d.SetHeaders(c.Response().Header())
+	switch {
+	case !d.Allowed:
+		return false, cfg.DenyHandler(c, d)
+	case d.StoreErr != nil && cfg.ErrorHandler != nil:
+		if err := cfg.ErrorHandler(c, d.StoreErr); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Decision returns the decision the middleware made for the request of c,
+// and whether there is one (false if the middleware did not run or skipped
+// the request).
+func Decision(c echo.Context) (*core.Decision, bool) {
+	d, ok := c.Get(decisionKey).(*core.Decision)
+	return d, ok
+}

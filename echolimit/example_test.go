@@ -1,0 +1,156 @@
+package echolimit_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/echolimit"
+)
+
+// Limit anonymous callers of /api/records to 2 requests a minute and 100 a
+// day. The third request is refused with 429, Retry-After and a JSON body,
+// written by Echo's error handler.
+func Example() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	clock := storetest.NewClock(storetest.Start) // a clock that stands still, for exact output
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "2/min,100/day"},
+		NumProxies: core.Proxies(0), // callers connect directly
+		Now:        clock.Now,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	limit, err := echolimit.New(echolimit.Config{Limiter: lim})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	e := echo.New()
+	e.GET("/api/records", func(c echo.Context) error { return c.String(http.StatusOK, "records") }, limit)
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/records", nil))
+		fmt.Println(w.Code, strings.TrimSpace(w.Body.String())) // Echo ends JSON with a newline
+		fmt.Println("  RateLimit-Policy:", w.Header().Get("RateLimit-Policy"))
+		fmt.Println("  RateLimit:", w.Header().Get("RateLimit"))
+		if retry := w.Header().Get("Retry-After"); retry != "" {
+			fmt.Println("  Retry-After:", retry)
+		}
+	}
+	// Output:
+	// 200 records
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000
+	// 200 records
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
+	// 429 {"detail":"Request was throttled. Expected available in 75 seconds.","retry_after":75}
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
+	//   Retry-After: 75
+}
+
+// Count signed-in users by id, with the limits of kind "user", and let
+// administrators through uncounted. The user is whatever an earlier
+// middleware (a session or a token check) left in the context.
+func ExampleConfig_user() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	limit, err := echolimit.New(echolimit.Config{
+		Limiter: lim,
+		User: func(c echo.Context) string {
+			user, _ := c.Get("user").(string)
+			return user
+		},
+		Exempt: func(_ echo.Context, caller core.Caller) bool { return caller.User == "root" },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	signIn := func(next echo.HandlerFunc) echo.HandlerFunc { // stands for a real session check
+		return func(c echo.Context) error {
+			c.Set("user", c.Request().Header.Get("X-Demo-User"))
+			return next(c)
+		}
+	}
+	e := echo.New()
+	e.Use(signIn)
+	e.GET("/api/records", func(c echo.Context) error {
+		d, _ := echolimit.Decision(c)
+		return c.String(http.StatusOK, fmt.Sprintf("%s %s counted=%t", d.Caller.Kind(), d.Caller, d.Counted))
+	}, limit)
+
+	for _, user := range []string{"", "alice", "root"} {
+		req := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+		req.Header.Set("X-Demo-User", user)
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		fmt.Println(w.Code, w.Body)
+	}
+	// Output:
+	// 200 anon 192.0.2.1 counted=true
+	// 200 user alice counted=true
+	// 200 user root counted=false
+}
+
+// An application's own error handler tells refusals apart with
+// [echolimit.ErrLimited], here to answer them in plain text.
+func ExampleErrLimited() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "1/min,100/day"},
+		NumProxies: core.Proxies(0),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	limit, err := echolimit.New(echolimit.Config{Limiter: lim})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	e := echo.New()
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		if errors.Is(err, echolimit.ErrLimited) {
+			d, _ := echolimit.Decision(c)
+			_ = c.String(http.StatusTooManyRequests, fmt.Sprintf("slow down, %s\n", d.Caller))
+			return
+		}
+		e.DefaultHTTPErrorHandler(err, c)
+	}
+	e.GET("/api/records", func(c echo.Context) error { return c.String(http.StatusOK, "records\n") }, limit)
+
+	for range 2 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/records", nil))
+		fmt.Print(w.Code, " ", w.Body)
+	}
+	// Output:
+	// 200 records
+	// 429 slow down, 192.0.2.1
+}

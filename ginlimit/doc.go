@@ -1,0 +1,49 @@
+// Package ginlimit limits the rate of requests to a Gin application with a
+// [core.Limiter].
+//
+// # Model
+//
+// The [core.Limiter] decides; this package only translates. For each
+// request the middleware finds who is calling — the signed-in user that
+// [Config.User] reads from the context, or else the client address that
+// [core.Limiter.Caller] works out from the peer address and, behind as many
+// proxies as the limiter's NumProxies says, X-Forwarded-For — asks the
+// limiter to count the request in [Config.Scope], and writes what the
+// limiter says:
+//
+//   - allowed: the RateLimit-Policy and RateLimit headers, then the next
+//     handler runs and may read the decision with [Decision];
+//   - over a limit: the same headers, Retry-After, and a 429 Too Many
+//     Requests answer with the JSON body {"detail": "...", "retry_after": N}
+//     from [Config.DenyHandler]; the next handlers do not run;
+//   - exempt ([Config.Exempt]): served, not counted, no headers;
+//   - store failure: served and not counted (fail open), unless
+//     [Config.ErrorHandler] aborts.
+//
+// The answers are the same, header for header, as those of package
+// echolimit for the same requests.
+//
+// # Usage
+//
+//	lim, err := core.New(core.Config{
+//		Store:      memstore.New(memstore.Config{}),
+//		NumProxies: core.Proxies(1), // one load balancer in front
+//	})
+//	if err != nil { ... }
+//	limit, err := ginlimit.New(ginlimit.Config{
+//		Limiter: lim,
+//		User:    func(c *gin.Context) string { return c.GetString("user") },
+//	})
+//	if err != nil { ... }
+//	r := gin.New()
+//	r.GET("/api/records", limit, listRecords)
+//
+// [New] checks the configuration once, including that [Config.Cost] fits
+// the scope, and returns an error rather than failing requests later.
+//
+// # Cost
+//
+// The middleware keeps allocations on the request path to a minimum: one
+// [core.Decision] per request, stored in the context, plus what the limiter
+// and the headers need. A middleware is safe for concurrent use.
+package ginlimit

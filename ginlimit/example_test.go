@@ -1,0 +1,103 @@
+package ginlimit_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/ginlimit"
+)
+
+// Limit anonymous callers of /api/records to 2 requests a minute and 100 a
+// day. The third request is refused with 429, Retry-After and a JSON body.
+func Example() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	clock := storetest.NewClock(storetest.Start) // a clock that stands still, for exact output
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "2/min,100/day"},
+		NumProxies: core.Proxies(0), // callers connect directly
+		Now:        clock.Now,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	r := gin.New()
+	r.GET("/api/records", limit, func(c *gin.Context) { c.String(http.StatusOK, "records") })
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/records", nil))
+		fmt.Println(w.Code, w.Body)
+		fmt.Println("  RateLimit-Policy:", w.Header().Get("RateLimit-Policy"))
+		fmt.Println("  RateLimit:", w.Header().Get("RateLimit"))
+		if retry := w.Header().Get("Retry-After"); retry != "" {
+			fmt.Println("  Retry-After:", retry)
+		}
+	}
+	// Output:
+	// 200 records
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000
+	// 200 records
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
+	// 429 {"detail":"Request was throttled. Expected available in 75 seconds.","retry_after":75}
+	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
+	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
+	//   Retry-After: 75
+}
+
+// Count signed-in users by id, with the limits of kind "user", and let
+// administrators through uncounted. The user is whatever an earlier
+// middleware (a session or a token check) left in the context.
+func ExampleConfig_user() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	limit, err := ginlimit.New(ginlimit.Config{
+		Limiter: lim,
+		User:    func(c *gin.Context) string { return c.GetString("user") },
+		Exempt:  func(_ *gin.Context, caller core.Caller) bool { return caller.User == "root" },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	signIn := func(c *gin.Context) { c.Set("user", c.GetHeader("X-Demo-User")) } // stands for a real session check
+	r := gin.New()
+	r.GET("/api/records", signIn, limit, func(c *gin.Context) {
+		d, _ := ginlimit.Decision(c)
+		c.String(http.StatusOK, "%s %s counted=%t", d.Caller.Kind(), d.Caller, d.Counted)
+	})
+
+	for _, user := range []string{"", "alice", "root"} {
+		req := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+		req.Header.Set("X-Demo-User", user)
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		fmt.Println(w.Code, w.Body)
+	}
+	// Output:
+	// 200 anon 192.0.2.1 counted=true
+	// 200 user alice counted=true
+	// 200 user root counted=false
+}

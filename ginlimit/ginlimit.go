@@ -1,0 +1,157 @@
+package ginlimit
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Config configures the middleware built by [New]. Zero fields take the
+// defaults stated on each; [New] applies them to a copy.
+type Config struct {
+	// Limiter decides every request. Required.
+	Limiter *core.Limiter
+
+	// Scope is the scope the requests are counted in. Default: "api".
+	Scope string
+
+	// Cost is the number of units each request uses, from 1 to the
+	// smallest limit of the scope. Default: 1.
+	Cost int64
+
+	// User returns the id of the signed-in user making the request, as an
+	// earlier middleware (session, token) left it in the context, or ""
+	// for an anonymous caller. Default: nil, every caller is anonymous.
+	User func(c *gin.Context) string
+
+	// Exempt reports whether the caller is exempt from the limits (an
+	// administrator, a health checker). An exempt request is served and
+	// not counted, and gets no RateLimit headers; [Decision] still returns
+	// its decision, with Allowed true and Counted false. Default: nil, no
+	// caller is exempt.
+	Exempt func(c *gin.Context, caller core.Caller) bool
+
+	// DenyHandler answers a request over the limit, after the RateLimit
+	// and Retry-After headers are set. The middleware aborts the context
+	// after it, so the handlers after it never run. Default: [DenyJSON],
+	// 429 with the decision's JSON body.
+	DenyHandler func(c *gin.Context, d *core.Decision)
+
+	// ErrorHandler is called when the store failed and the request was
+	// allowed without being counted (fail open); the error is d.StoreErr
+	// of [Decision]. Abort the context to refuse the request instead;
+	// otherwise it is served. The limiter has already logged the error.
+	// Default: nil, the request is served.
+	ErrorHandler func(c *gin.Context, err error)
+}
+
+// DefaultConfig returns a Config with every default filled in except the
+// Limiter, which must be set.
+func DefaultConfig() Config {
+	return Config{Scope: "api", Cost: 1, DenyHandler: DenyJSON}
+}
+
+// DenyJSON is the default deny handler: it aborts with 429 Too Many
+// Requests and the JSON body of [core.Decision.DenyBody].
+func DenyJSON(c *gin.Context, d *core.Decision) {
+	c.AbortWithStatusJSON(http.StatusTooManyRequests, d.DenyBody())
+}
+
+// withDefaults returns a copy of c with the zero fields set to their
+// defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Scope == "" {
+		c.Scope = d.Scope
+	}
+	if c.Cost == 0 {
+		c.Cost = d.Cost
+	}
+	if c.DenyHandler == nil {
+		c.DenyHandler = d.DenyHandler
+	}
+	return c
+}
+
+// Validate reports every problem with c, joined: a missing Limiter, an
+// unknown Scope, a Cost that no request could fit.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Limiter == nil {
+		return errors.New("ginlimit: no Limiter: build one with core.New")
+	}
+	if err := c.Limiter.CheckCost(c.Scope, c.Cost); err != nil {
+		return fmt.Errorf("ginlimit: %w", err)
+	}
+	return nil
+}
+
+// decisionKey is the gin.Context key of the request's decision.
+type decisionKey struct{}
+
+// New returns a middleware that counts each request against cfg.Scope and
+// aborts with 429 Too Many Requests when the caller is over a limit. It
+// returns the error of [Config.Validate] instead if cfg is invalid, so that
+// no request fails later.
+//
+// For every counted request it sets the RateLimit-Policy and RateLimit
+// headers, and Retry-After when it denies; the handlers after it read the
+// decision with [Decision]. The caller's address comes from
+// [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
+// limiter's NumProxies says, never from gin's ClientIP.
+func New(cfg Config) (gin.HandlerFunc, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &middleware{cfg: cfg.withDefaults()}
+	return m.handle, nil
+}
+
+type middleware struct {
+	cfg Config
+}
+
+func (m *middleware) handle(c *gin.Context) {
+	cfg := &m.cfg
+	var user string
+	if cfg.User != nil {
+		user = cfg.User(c)
+	}
+	caller := cfg.Limiter.Caller(c.Request, user)
+	d := new(core.Decision)
+	c.Set(decisionKey{}, d)
+	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		*d = core.Decision{Allowed: true, Scope: cfg.Scope, Caller: caller, Cost: cfg.Cost}
+		return
+	}
+	var err error
+	*d, err = cfg.Limiter.AllowN(c.Request.Context(), cfg.Scope, caller, cfg.Cost)
+	if err != nil {
+		// Unreachable: New checked the scope and the cost.
+		_ = c.AbortWithError(http.StatusInternalServerError, err)
+		return
+	}
+	d.SetHeaders(c.Writer.Header())
+	switch {
+	case !d.Allowed:
+		cfg.DenyHandler(c, d)
+		c.Abort()
+	case d.StoreErr != nil && cfg.ErrorHandler != nil:
+		cfg.ErrorHandler(c, d.StoreErr)
+	}
+}
+
+// Decision returns the decision the middleware made for the request of c,
+// and whether there is one (false if the middleware did not run).
+func Decision(c *gin.Context) (*core.Decision, bool) {
+	v, ok := c.Get(decisionKey{})
+	if !ok {
+		return nil, false
+	}
+	d, ok := v.(*core.Decision)
+	return d, ok
+}
