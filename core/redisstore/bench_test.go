@@ -1,0 +1,123 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// BenchmarkTake measures decisions against the local Redis of TestMain, with
+// limits so high that no request is denied (the over-limit cache never
+// answers). cmds/op is the number of Redis commands per decision.
+func BenchmarkTake(b *testing.B) {
+	limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
+	many := make([]core.Caller, 10000)
+	for i := range many {
+		many[i] = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32)}
+	}
+	for _, bc := range []struct {
+		name    string
+		client  func(b *testing.B) redis.UniversalClient
+		callers []core.Caller
+	}{
+		{name: "Server/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many[:1]},
+		{name: "Server/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many},
+		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }, callers: many},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			client := bc.client(b)
+			hook := &counter{}
+			client.AddHook(hook)
+			s := newStore(b, redisstore.Config{Client: client})
+			scope := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+			ctx := context.Background()
+			// Load the script on every node and dial the connections
+			// before timing: cmds/op counts decisions, not set-up.
+			var wg sync.WaitGroup
+			for i := range 32 {
+				wg.Go(func() {
+					for j := range 100 {
+						who := bc.callers[(100*i+j)%len(bc.callers)]
+						if _, err := s.Take(ctx, core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: storetest.Start}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			var next atomic.Int64
+			sent := hook.n.Load()
+			usec := scriptMicros(b, client)
+			b.ReportAllocs()
+			// Many requests in flight, as in a server: a round trip is mostly
+			// waiting.
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				req := core.Request{Scope: scope, Limits: limits, Cost: 1, Now: storetest.Start}
+				for pb.Next() {
+					req.Caller = bc.callers[int(next.Add(1))%len(bc.callers)]
+					res, err := s.Take(ctx, req)
+					if err != nil || !res.Allowed {
+						b.Errorf("allowed %v, error %v", res.Allowed, err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(hook.n.Load()-sent)/float64(b.N), "cmds/op")
+			b.ReportMetric(float64(scriptMicros(b, client)-usec)/float64(b.N), "redis-µs/op")
+		})
+	}
+}
+
+// scriptMicros returns the microseconds Redis spent running EVALSHA, summed
+// over the masters, from INFO commandstats.
+func scriptMicros(b *testing.B, client redis.UniversalClient) int64 {
+	ctx := context.Background()
+	var total atomic.Int64
+	read := func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "commandstats").Result()
+		if err != nil {
+			return err
+		}
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+				for field := range strings.SplitSeq(rest, ",") {
+					if v, ok := strings.CutPrefix(field, "usec="); ok {
+						n, err := strconv.ParseInt(v, 10, 64)
+						if err != nil {
+							return err
+						}
+						total.Add(n)
+					}
+				}
+			}
+		}
+		return nil
+	}
+	var err error
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, read)
+	case *redis.Client:
+		err = read(ctx, c)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total.Load()
+}

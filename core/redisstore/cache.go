@@ -1,0 +1,130 @@
+package redisstore
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// cacheShards is the number of independently locked parts of the over-limit
+// cache.
+const cacheShards = 16
+
+// cacheKey names one caller's counts and the limits enforced on them: a
+// denial under some limits says nothing about higher ones.
+type cacheKey struct {
+	key    string
+	limits [core.MaxLimits]int64
+}
+
+// denial is a remembered answer: requests of cost >= cost are denied until
+// until (µs since the Unix epoch, request clock). res was Redis's answer at
+// at.
+type denial struct {
+	at, until, cost int64
+	res             core.Result
+}
+
+// denials is the over-limit cache: a bounded, sharded map of denials.
+type denials struct {
+	seed   maphash.Seed
+	max    int // entries per shard
+	shards [cacheShards]denialShard
+}
+
+type denialShard struct {
+	mu        sync.Mutex
+	m         map[cacheKey]denial
+	lastSweep int64
+	_         [40]byte // keep two shards' locks off one cache line
+}
+
+func newDenials(size int) *denials {
+	d := &denials{seed: maphash.MakeSeed(), max: max(1, (size+cacheShards-1)/cacheShards)}
+	for i := range d.shards {
+		d.shards[i].m = make(map[cacheKey]denial)
+	}
+	return d
+}
+
+func (d *denials) shard(k *cacheKey) *denialShard {
+	return &d.shards[maphash.String(d.seed, k.key)%cacheShards]
+}
+
+// lookup returns the remembered denial of a request of cost at now, with its
+// durations counted down to now.
+func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
+	sh := d.shard(k)
+	sh.mu.Lock()
+	e, ok := sh.m[*k]
+	if ok && now >= e.until {
+		delete(sh.m, *k)
+		ok = false
+	}
+	sh.mu.Unlock()
+	if !ok || cost < e.cost {
+		return core.Result{}, false
+	}
+	res := e.res
+	elapsed := time.Duration(max(now-e.at, 0)) * time.Microsecond
+	for i := range res.Limits {
+		l := &res.Limits[i]
+		l.Reset = max(l.Reset-elapsed, 0)
+		l.RetryAfter = max(l.RetryAfter-elapsed, 0)
+	}
+	return res, true
+}
+
+// remember records that Redis denied a request of cost at now with res.
+func (d *denials) remember(k *cacheKey, now, cost int64, res *core.Result) {
+	var wait time.Duration
+	for _, l := range res.Limits {
+		wait = max(wait, l.RetryAfter)
+	}
+	if wait <= 0 {
+		return
+	}
+	e := denial{at: now, until: now + int64(wait/time.Microsecond), cost: cost, res: *res}
+	sh := d.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.m[*k]; !ok && len(sh.m) >= d.max {
+		sh.makeRoom(now)
+	}
+	sh.m[*k] = e
+}
+
+// makeRoom frees an entry of a full shard: expired ones first (at most one
+// such sweep per second of request time, so that a flood of new callers
+// stays cheap), else an arbitrary one, which only costs a call to Redis.
+func (sh *denialShard) makeRoom(now int64) {
+	if now-sh.lastSweep >= int64(time.Second/time.Microsecond) {
+		sh.lastSweep = now
+		n := len(sh.m)
+		for k, e := range sh.m {
+			if now >= e.until {
+				delete(sh.m, k)
+			}
+		}
+		if len(sh.m) < n {
+			return
+		}
+	}
+	for k := range sh.m {
+		delete(sh.m, k)
+		return
+	}
+}
+
+func (d *denials) len() int {
+	n := 0
+	for i := range d.shards {
+		sh := &d.shards[i]
+		sh.mu.Lock()
+		n += len(sh.m)
+		sh.mu.Unlock()
+	}
+	return n
+}

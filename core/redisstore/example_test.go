@@ -1,0 +1,41 @@
+package redisstore_test
+
+import (
+	"context"
+	"log"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+)
+
+// A Store on one Redis server, handed to a limiter. With a Redis Cluster, pass
+// a *redis.ClusterClient instead; nothing else changes.
+func Example() {
+	client := redis.NewClient(&redis.Options{
+		Addr: "localhost:6379",
+		// Let the store's Timeout bound socket reads and writes.
+		ContextTimeoutEnabled: true,
+	})
+	defer client.Close()
+
+	store, err := redisstore.New(redisstore.Config{
+		Client:  client,
+		Prefix:  "myapi:",              // default "ratescope:"
+		Timeout: 30 * time.Millisecond, // default 50ms
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := store.Ping(context.Background()); err != nil {
+		log.Printf("Redis is not reachable yet; requests are allowed uncounted until it is: %v", err)
+	}
+
+	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+}

@@ -1,0 +1,233 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes, for logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// failureClient is a client of a server of the test's own, counting its
+// commands, that fails fast: no retries.
+func failureClient(t *testing.T, srv *redistest.Server) (*redis.Client, *counter) {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 100})
+	t.Cleanup(func() { _ = c.Close() })
+	hook := &counter{}
+	c.AddHook(hook)
+	return c, hook
+}
+
+// TestBreaker stops Redis mid-test: calls fail fast, the breaker opens and
+// stops calling Redis, and once Redis is back and the back-off (on the fake
+// clock) has passed, counting resumes.
+func TestBreaker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, hook := failureClient(t, srv)
+	clock := storetest.NewClock(time.Now())
+	var logs syncBuffer
+	s := newStore(t, redisstore.Config{
+		Client:  client,
+		Timeout: 200 * time.Millisecond,
+		Now:     clock.Now,
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	req := core.Request{Scope: "breaker", Caller: anon("192.0.2.10"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, req)
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Stop())
+	for i := range 3 {
+		start := time.Now()
+		_, err := s.Take(ctx, req)
+		took := time.Since(start)
+		t.Logf("failed call %d against a stopped Redis took %s", i+1, took)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, redisstore.ErrUnavailable, "call %d goes to Redis", i+1)
+		assert.Less(t, took, time.Second, "a failing call returns within about the timeout")
+	}
+	st := s.Stats()
+	assert.Equal(t, int64(3), st.Failures)
+	assert.Equal(t, int64(1), st.BreakerOpens)
+	assert.True(t, st.BreakerOpen)
+
+	sent := hook.n.Load()
+	for range 10 {
+		_, err := s.Take(ctx, req)
+		assert.ErrorIs(t, err, redisstore.ErrUnavailable)
+	}
+	assert.Equal(t, sent, hook.n.Load(), "an open breaker sends nothing")
+	assert.Equal(t, int64(10), s.Stats().FailedFast)
+
+	require.NoError(t, srv.Restart())
+	_, err = s.Take(ctx, req)
+	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the back-off has not passed")
+
+	// After the back-off, one trial call goes through and closes the
+	// breaker. The client may need a moment to dial again: a failed trial
+	// reopens the breaker, so move the clock on and try again.
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		_, err := s.Take(ctx, req)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.False(t, s.Stats().BreakerOpen)
+
+	// The restarted Redis starts empty: the caller has 3 again.
+	req.Scope = "breaker-after"
+	for range 3 {
+		res, err := s.Take(ctx, req)
+		require.NoError(t, err)
+		assert.True(t, res.Allowed)
+	}
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	assert.False(t, res.Allowed, "counting resumed")
+
+	assert.Contains(t, logs.String(), "circuit open")
+	assert.Contains(t, logs.String(), "circuit closed")
+}
+
+// TestTimeout pauses Redis: it takes the connection but never answers, and
+// the call must give up after Timeout.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := newStore(t, redisstore.Config{Client: client, Timeout: 50 * time.Millisecond})
+	req := core.Request{Scope: "timeout", Caller: anon("192.0.2.11"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, req)
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Pause())
+	t.Cleanup(func() { _ = srv.Resume() })
+	start := time.Now()
+	_, err = s.Take(ctx, req)
+	took := time.Since(start)
+	t.Logf("a call to a hung Redis with a 50ms timeout took %s", took)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, context.DeadlineExceeded) || isTimeout(err), "a timeout: %v", err)
+	assert.Less(t, took, time.Second)
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+// TestCallerCancels checks that a caller giving up is not held against
+// Redis.
+func TestCallerCancels(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), BreakerFailures: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Take(ctx, core.Request{Scope: "cancel", Caller: anon("192.0.2.12"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, s.Stats().Failures)
+	assert.False(t, s.Stats().BreakerOpen)
+}
+
+// TestOverLimitCache floods Redis with a denied caller: the store answers
+// from its cache until Retry-After, but still asks Redis about cheaper
+// requests.
+func TestOverLimitCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClient(t, server.Addr)
+	hook := &counter{}
+	client.AddHook(hook)
+	s := newStore(t, redisstore.Config{Client: client})
+	req := core.Request{Scope: "flood", Caller: core.Caller{User: "mallory"}, Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 3, Now: storetest.Start}
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+	res, err = s.Take(ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.Allowed, "3 + 3 > 5")
+	wait := res.Limits[0].RetryAfter
+	require.Equal(t, 75*time.Second, wait)
+
+	sent := hook.n.Load()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				r := req
+				r.Now = req.Now.Add(time.Duration(i) * 149 * time.Millisecond) // up to 74.4s
+				r.Cost = 3 + int64(i%3)
+				got, err := s.Take(ctx, r)
+				if !assert.NoError(t, err) || !assert.False(t, got.Allowed) {
+					return
+				}
+				assert.Equal(t, wait-r.Now.Sub(req.Now), got.Limits[0].RetryAfter, "Retry-After counts down")
+				assert.Equal(t, int64(2), got.Limits[0].Remaining)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, sent, hook.n.Load(), "a flood of denied requests sends nothing to Redis")
+	assert.Equal(t, int64(2000), s.Stats().CacheHits)
+	assert.Equal(t, 1, s.Stats().Cached)
+
+	cheaper := req
+	cheaper.Cost = 2
+	res, err = s.Take(ctx, cheaper)
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "a cheaper request asks Redis, which has room")
+	assert.Equal(t, sent+1, hook.n.Load())
+
+	later := req
+	later.Now = req.Now.Add(wait)
+	res, err = s.Take(ctx, later)
+	require.NoError(t, err)
+	assert.Equal(t, sent+2, hook.n.Load(), "after Retry-After Redis is asked again")
+	assert.True(t, res.Allowed, "the first bucket has left the minute window")
+}
+
+// TestOverLimitCacheBounded fills a small cache with many denied callers.
+func TestOverLimitCacheBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: 32})
+	for i := range 200 {
+		req := core.Request{Scope: "bounded", Caller: core.Caller{User: string(rune('a' + i))}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 2, Now: storetest.Start}
+		res, err := s.Take(ctx, req)
+		require.NoError(t, err)
+		require.False(t, res.Allowed, "a cost above the limit never fits")
+	}
+	assert.LessOrEqual(t, s.Stats().Cached, 32)
+	assert.Positive(t, s.Stats().Cached)
+}

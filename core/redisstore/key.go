@@ -1,0 +1,88 @@
+package redisstore
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/window"
+)
+
+// appendKey appends the key of req's counts:
+//
+//	PREFIX SCOPE ":{" ID "}:" PERIODS
+//
+// where ID is "a" and the 32 hex digits of Caller.Key16 for an anonymous
+// caller, or "u" and the escaped user id for a signed-in one, and PERIODS
+// lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
+// escaped so that neither holds a brace: the first "{" of the key is the one
+// before ID, so the hash tag is exactly ID.
+func appendKey(b []byte, prefix string, req *core.Request) []byte {
+	b = append(b, prefix...)
+	b = appendEscaped(b, req.Scope)
+	b = append(b, ":{"...)
+	if req.Caller.Kind() == core.User {
+		b = append(b, 'u')
+		b = appendEscaped(b, req.Caller.User)
+	} else {
+		k := req.Caller.Key16()
+		b = append(b, 'a')
+		b = hex.AppendEncode(b, k[:])
+	}
+	b = append(b, "}:"...)
+	for i, r := range req.Limits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if r.Period%time.Second == 0 {
+			b = strconv.AppendInt(b, int64(r.Period/time.Second), 10)
+			b = append(b, 's')
+		} else {
+			b = strconv.AppendInt(b, int64(r.Period/time.Microsecond), 10)
+			b = append(b, "us"...)
+		}
+	}
+	return b
+}
+
+// appendEscaped appends s with '%', '{' and '}' written as %25, %7B and %7D.
+// The escaping is one-to-one and its output holds no brace.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%':
+			b = append(b, "%25"...)
+		case '{':
+			b = append(b, "%7B"...)
+		case '}':
+			b = append(b, "%7D"...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.MaxLimits)
+
+var errCost = errors.New("redisstore: request cost must be at least 1")
+
+// checkRequest rejects what the script cannot count: it needs bucket widths
+// that are whole microseconds, as every valid core.Rate has.
+func checkRequest(req *core.Request) error {
+	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+		return errNoLimits
+	}
+	if req.Cost < 1 {
+		return errCost
+	}
+	for _, r := range req.Limits {
+		if r.Period <= 0 || window.Width(r.Period)%int64(time.Microsecond) != 0 {
+			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,276 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// quiet discards the stores' logs in tests.
+var quiet = slog.New(slog.DiscardHandler)
+
+// counter is a go-redis hook that counts the commands a client sends.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+func newClient(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func newClusterClient(t testing.TB) *redis.ClusterClient {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// newStore builds a store with a unique prefix (so that the test can scan its
+// own keys), a long timeout unless set, and no logs unless a Logger is set.
+func newStore(t testing.TB, cfg redisstore.Config) *redisstore.Store {
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = uniquePrefix()
+	}
+	if cfg.Timeout == 0 {
+		// Tests of counting send hundreds of concurrent requests through a
+		// pool of 20 connections on a busy machine: they must not fail
+		// open. Tests of failures set a Timeout of their own.
+		cfg.Timeout = 5 * time.Second
+	}
+	s, err := redisstore.New(cfg)
+	require.NoError(t, err)
+	return s
+}
+
+var prefixSeq atomic.Int64
+
+func uniquePrefix() string {
+	return fmt.Sprintf("rstest-%d-%d:", time.Now().UnixNano(), prefixSeq.Add(1))
+}
+
+func anon(addr string) core.Caller {
+	return core.Caller{Network: netip.PrefixFrom(netip.MustParseAddr(addr), 32)}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, server.Addr)
+	storetest.Run(t, func(t *testing.T) core.Store {
+		return newStore(t, redisstore.Config{Client: client})
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	t.Parallel()
+	client := newClusterClient(t)
+	storetest.Run(t, func(t *testing.T) core.Store {
+		return newStore(t, redisstore.Config{Client: client})
+	})
+}
+
+func TestConformanceWithoutCache(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, server.Addr)
+	storetest.Run(t, func(t *testing.T) core.Store {
+		return newStore(t, redisstore.Config{Client: client, CacheSize: -1})
+	})
+}
+
+// TestTwoProcesses runs two stores, with clients of their own, as two
+// processes sharing one Redis.
+func TestTwoProcesses(t *testing.T) {
+	t.Parallel()
+	const limit, requests = 40, 300
+	prefix := uniquePrefix()
+	stores := []*redisstore.Store{
+		newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix}),
+		newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix}),
+	}
+	req := core.Request{Scope: "two", Caller: anon("203.0.113.9"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range requests {
+		wg.Go(func() {
+			<-start
+			res, err := stores[i%2].Take(context.Background(), req)
+			if assert.NoError(t, err) && res.Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.Equal(t, int64(limit), allowed.Load())
+}
+
+func TestKeysExpire(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := tc.client(t)
+			prefix := uniquePrefix()
+			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
+			limits := []core.Rate{core.PerMinute(10), {Limit: 100, Period: time.Hour}}
+			callers := []core.Caller{anon("192.0.2.7"), {User: "bob"}, {User: "{x}%"}}
+			for _, who := range callers {
+				_, err := s.Take(ctx, core.Request{Scope: "exp", Caller: who, Limits: limits, Cost: 1, Now: storetest.Start.Add(7 * time.Minute)})
+				require.NoError(t, err)
+			}
+			// The longest window plus one bucket: 1h15m.
+			longest := time.Hour + 15*time.Minute
+			keys := scanKeys(t, client, prefix)
+			require.Len(t, keys, len(callers))
+			for _, k := range keys {
+				ttl, err := client.PTTL(ctx, k).Result()
+				require.NoError(t, err)
+				assert.Positive(t, ttl, "key %q has a TTL", k)
+				assert.LessOrEqual(t, ttl, longest, "key %q", k)
+				// The request was at 7min, in the hour's first bucket
+				// [0, 15min): the window is empty at 1h15m.
+				assert.Greater(t, ttl, longest-7*time.Minute-time.Second, "key %q", k)
+			}
+		})
+	}
+}
+
+// scanKeys returns the keys under prefix, on every master of a cluster.
+func scanKeys(t *testing.T, client redis.UniversalClient, prefix string) []string {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var keys []string
+	scan := func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	}
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		require.NoError(t, c.ForEachMaster(ctx, scan))
+	case *redis.Client:
+		require.NoError(t, scan(ctx, c))
+	}
+	return keys
+}
+
+// TestHashTag checks on the cluster that user ids meant to break the hash tag
+// keep their caller apart and in one slot, and that the tag is the caller.
+func TestHashTag(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClusterClient(t)
+	prefix := uniquePrefix()
+	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
+	ids := []string{"}", "{", "{}", "}{", "%7B", "%", "%25", "a}b{c", "x:y}:60s", "ünïcode ✓", "u", "a00000000000000000000ffffc0000201"}
+	limits := []core.Rate{core.PerMinute(1)}
+	for _, scope := range []string{"s1", "s2"} {
+		for _, id := range ids {
+			res, err := s.Take(ctx, core.Request{Scope: scope, Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+			require.NoError(t, err)
+			assert.True(t, res.Allowed, "first request of %q in %s", id, scope)
+		}
+	}
+	res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: anon("192.0.2.1"), Limits: limits, Cost: 1, Now: storetest.Start})
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "an address shares no count with a user id")
+	keys := scanKeys(t, client, prefix)
+	assert.Len(t, keys, 2*len(ids)+1)
+	for _, k := range keys {
+		open := strings.IndexByte(k, '{')
+		end := strings.IndexByte(k, '}')
+		require.True(t, open >= 0 && end > open, "key %q has a hash tag", k)
+		assert.Equal(t, -1, strings.IndexAny(k[open+1:end], "{}"), "key %q", k)
+		assert.Equal(t, -1, strings.IndexAny(k[end+1:], "{}"), "key %q: one tag", k)
+	}
+	for _, id := range ids {
+		res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+		require.NoError(t, err)
+		assert.False(t, res.Allowed, "second request of %q is counted", id)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
+	require.Error(t, err)
+	for _, want := range []string{"no Client", "Prefix", "Timeout", "BreakerFailures", "BreakerBackoff"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.True(t, strings.HasPrefix(err.Error(), "redisstore: "))
+
+	d := redisstore.DefaultConfig()
+	assert.Equal(t, "ratescope:", d.Prefix)
+	assert.Equal(t, 50*time.Millisecond, d.Timeout)
+	assert.Equal(t, 3, d.BreakerFailures)
+	assert.Equal(t, time.Second, d.BreakerBackoff)
+
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	assert.True(t, s.Shared())
+	require.NoError(t, s.Ping(context.Background()))
+	require.NoError(t, newStore(t, redisstore.Config{Client: newClusterClient(t)}).Ping(context.Background()))
+}
+
+func TestBadRequest(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		req  core.Request
+	}{
+		{name: "no limits", req: core.Request{Cost: 1}},
+		{name: "five limits", req: core.Request{Cost: 1, Limits: make([]core.Rate, 5)}},
+		{name: "cost 0", req: core.Request{Limits: []core.Rate{core.PerMinute(1)}}},
+		{name: "period 1ns", req: core.Request{Cost: 1, Limits: []core.Rate{{Limit: 1, Period: 1}}}},
+	} {
+		_, err := s.Take(ctx, tc.req)
+		assert.Error(t, err, tc.name)
+	}
+	assert.Zero(t, s.Stats().Calls, "nothing was sent")
+}
+
+var _ core.Store = (*redisstore.Store)(nil)

@@ -1,0 +1,140 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// takeScript decides one request in one round trip. It is the arithmetic of
+// package internal/window, in integer microseconds, and must stay in step
+// with it (the conformance suite checks both).
+//
+// KEYS[1] is the caller's hash. Its field "t" holds the time of the last
+// request; field 5*i+j+1 holds counter j (bucket number mod 5) of window i.
+//
+// ARGV: now (µs since the Unix epoch), cost, then for each window its bucket
+// width (µs) and its limit.
+//
+// It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
+// retry after (µs)}: integers, all below 2^53, so no precision is lost on
+// the way out of Lua's doubles.
+var takeScript = redis.NewScript(`
+local SLOTS = 5
+local BUCKETS = 4
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local cost = tonumber(ARGV[2])
+local n = (#ARGV - 2) / 2
+
+-- Numbers go to Redis as decimal integers: Lua would print 1.9e15 in a form
+-- that loses digits, and PEXPIRE wants an integer.
+local function int(x)
+	return string.format('%d', x)
+end
+
+-- floor(a / b) for integers below 2^53: fmod is exact where a / b may round.
+local function idiv(a, b)
+	return (a - math.fmod(a, b)) / b
+end
+
+local fields = {'t'}
+for f = 1, n * SLOTS do
+	fields[f + 1] = f
+end
+local stored = redis.call('HMGET', key, unpack(fields))
+local last = tonumber(stored[1]) or 0
+-- A clock that steps back is read as standing still: nothing is freed early.
+if now < last then
+	now = last
+end
+
+local windows = {}
+local allowed = true
+for i = 0, n - 1 do
+	local width = tonumber(ARGV[3 + 2 * i])
+	local limit = tonumber(ARGV[4 + 2 * i])
+	local c = {}
+	for j = 0, SLOTS - 1 do
+		c[j] = tonumber(stored[SLOTS * i + j + 2]) or 0
+	end
+	-- Advance: clear the buckets that left the window since last.
+	local from, cur = idiv(last, width), idiv(now, width)
+	if cur - from >= SLOTS then
+		for j = 0, SLOTS - 1 do
+			c[j] = 0
+		end
+	else
+		for b = from + 1, cur do
+			c[b % SLOTS] = 0
+		end
+	end
+	local sum = 0
+	for j = 0, SLOTS - 1 do
+		sum = sum + c[j]
+	end
+	-- Wait: drop the oldest buckets until the cost fits.
+	local wait = -1
+	if sum + cost <= limit then
+		wait = 0
+	else
+		local s = sum
+		for k = 0, SLOTS - 1 do
+			s = s - c[(cur - BUCKETS + k) % SLOTS]
+			if s + cost <= limit then
+				wait = (cur + 1 + k) * width - now
+				break
+			end
+		end
+	end
+	windows[i] = {width = width, limit = limit, c = c, cur = cur, sum = sum, wait = wait}
+	if wait ~= 0 then
+		allowed = false
+	end
+end
+
+-- Reset: how long until the newest non-empty bucket leaves the window.
+local function reset(w)
+	for k = 0, SLOTS - 1 do
+		local b = w.cur - k
+		if w.c[b % SLOTS] ~= 0 then
+			return (b + 1 + BUCKETS) * w.width - now
+		end
+	end
+	return 0
+end
+
+local out = {allowed and 1 or 0}
+local write = {'t', int(now)}
+local expire = 0
+for i = 0, n - 1 do
+	local w = windows[i]
+	local retry = w.wait
+	if retry < 0 then
+		-- The cost is above the limit: it never fits.
+		retry = reset(w) + w.width
+	end
+	if allowed then
+		w.c[w.cur % SLOTS] = w.c[w.cur % SLOTS] + cost
+		w.sum = w.sum + cost
+	end
+	local remaining = w.limit - w.sum
+	if remaining < 0 then
+		remaining = 0
+	end
+	out[#out + 1] = remaining
+	out[#out + 1] = reset(w)
+	out[#out + 1] = retry
+	for j = 0, SLOTS - 1 do
+		-- Write only the counters that changed (small integers).
+		if w.c[j] ~= (tonumber(stored[SLOTS * i + j + 2]) or 0) then
+			write[#write + 1] = SLOTS * i + j + 1
+			write[#write + 1] = w.c[j]
+		end
+	end
+	-- The window is certainly empty at (cur + 1 + BUCKETS) * width.
+	local e = (w.cur + 1 + BUCKETS) * w.width - now
+	if e > expire then
+		expire = e
+	end
+end
+redis.call('HSET', key, unpack(write))
+redis.call('PEXPIRE', key, int(math.ceil(expire / 1000)))
+return out
+`)
