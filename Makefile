@@ -5,9 +5,9 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet bench portal fuzz
+.PHONY: test deps fmt-check vet imports bench portal fuzz
 
-test: deps fmt-check vet
+test: deps fmt-check vet imports
 	$(GO) test -race -count=1 ./...
 
 deps:
@@ -19,6 +19,10 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
+
+# core imports no web framework; no library package imports both.
+imports:
+	@scripts/check-imports.sh
 
 # Runs the example portal on 127.0.0.1:8080 with counts in memory.
 portal:

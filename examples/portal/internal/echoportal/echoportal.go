@@ -1,0 +1,52 @@
+// Package echoportal serves the example portal on Echo.
+package echoportal
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/echolimit"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
+)
+
+// New returns the portal's routes on Echo.
+func New(a *portal.App) (http.Handler, error) {
+	limitAPI, err := echolimit.New(echolimit.Config{
+		Limiter: a.Limiter,
+		Scope:   portal.ScopeAPI,
+		User:    user,
+		Exempt:  func(_ echo.Context, caller core.Caller) bool { return a.Exempt(caller) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Use(middleware.Recover(), signIn)
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/api/whoami", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, a.Whoami(c.Request(), user(c)))
+	})
+	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) }, limitAPI)
+	return e, nil
+}
+
+// signIn stands for a session or token middleware: it leaves the user that
+// the Authorization header signs in under portal.UserKey.
+func signIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u := portal.UserFromAuthorization(c.Request().Header.Get("Authorization")); u != "" {
+			c.Set(portal.UserKey, u)
+		}
+		return next(c)
+	}
+}
+
+// user returns the signed-in user, "" for an anonymous caller.
+func user(c echo.Context) string {
+	u, _ := c.Get(portal.UserKey).(string)
+	return u
+}

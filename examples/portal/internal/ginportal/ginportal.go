@@ -1,0 +1,42 @@
+// Package ginportal serves the example portal on Gin.
+package ginportal
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
+	"github.com/ratescope/ratescope/ginlimit"
+)
+
+// New returns the portal's routes on Gin, in release mode.
+func New(a *portal.App) (http.Handler, error) {
+	limitAPI, err := ginlimit.New(ginlimit.Config{
+		Limiter: a.Limiter,
+		Scope:   portal.ScopeAPI,
+		User:    func(c *gin.Context) string { return c.GetString(portal.UserKey) },
+		Exempt:  func(_ *gin.Context, caller core.Caller) bool { return a.Exempt(caller) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(gin.Recovery(), signIn)
+	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	r.GET("/api/whoami", func(c *gin.Context) {
+		c.JSON(http.StatusOK, a.Whoami(c.Request, c.GetString(portal.UserKey)))
+	})
+	r.GET("/api/records", limitAPI, func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
+	return r, nil
+}
+
+// signIn stands for a session or token middleware: it leaves the user that
+// the Authorization header signs in under portal.UserKey.
+func signIn(c *gin.Context) {
+	if user := portal.UserFromAuthorization(c.GetHeader("Authorization")); user != "" {
+		c.Set(portal.UserKey, user)
+	}
+}

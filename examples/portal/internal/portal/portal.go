@@ -1,0 +1,252 @@
+// Package portal is the framework-free part of the example portal: the
+// command line, the limiter, who the caller is, and the data the routes
+// serve. Packages ginportal and echoportal put it on Gin and on Echo, with
+// the same routes and the same behaviour; a route added to one is added to
+// the other.
+package portal
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/redisstore"
+)
+
+// ScopeAPI is the scope of the /api routes that are limited.
+const ScopeAPI = "api"
+
+// UserKey is the framework context key under which the sign-in middleware
+// leaves the signed-in user's name, and from which the limiter reads it.
+const UserKey = "portal.user"
+
+// Frameworks are the values -framework accepts.
+var Frameworks = []string{"gin", "echo"}
+
+// A UsageError is a bad command line or configuration: the program exits
+// with status 2 for it.
+type UsageError struct {
+	Err error
+}
+
+// Error returns the message of Err.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Options are the portal's settings, as read from the command line.
+type Options struct {
+	// Addr is the address to listen on. Default: 127.0.0.1:8080.
+	Addr string
+	// Framework is "gin" or "echo". Default: "gin".
+	Framework string
+	// RedisURL is the Redis server keeping the counts, as redis.ParseURL
+	// reads it. Default: $REDIS_URL; empty keeps the counts in memory.
+	RedisURL string
+	// NumProxies is the number of reverse proxies in front. Default:
+	// unset, which the startup checks report as W601.
+	NumProxies core.ProxyCount
+	// Rates replace the starting rates, keyed SCOPE.KIND.
+	Rates map[string]string
+	// Admins are the users exempt from all limits.
+	Admins []string
+	// Now is the clock; not a flag. Default: time.Now.
+	Now func() time.Time
+}
+
+// ParseFlags reads the command line args (without the program name). It
+// reads $REDIS_URL through getenv and writes usage to output. The error is
+// a [*UsageError], or flag.ErrHelp for -h.
+func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Options, error) {
+	o := Options{}
+	fs := flag.NewFlagSet("portal", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
+	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, " or "))
+	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
+	fs.Func("num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return errors.New("want a whole number, 0 or more")
+		}
+		o.NumProxies = core.Proxies(n)
+		return nil
+	})
+	var rates, admins string
+	fs.StringVar(&rates, "rates", "", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], e.g. \"api.anon=3/min,100/day api.user=10/min,1000/day\"")
+	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, &UsageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		return o, usage("unexpected argument %q", fs.Arg(0))
+	}
+	if !validFramework(o.Framework) {
+		return o, usage("-framework %q: want %s", o.Framework, strings.Join(Frameworks, " or "))
+	}
+	var err error
+	if o.Rates, err = ParseRates(rates); err != nil {
+		return o, usage("-rates: %w", err)
+	}
+	for name := range strings.SplitSeq(admins, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			o.Admins = append(o.Admins, name)
+		}
+	}
+	return o, nil
+}
+
+func validFramework(f string) bool {
+	for _, v := range Frameworks {
+		if f == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseRates reads space-separated SCOPE.KIND=RATE[,RATE...] parts into the
+// map of core.Config.Rates. It checks the KEY=VALUE form only; core.New
+// checks the keys and the rates.
+func ParseRates(spec string) (map[string]string, error) {
+	rates := map[string]string{}
+	var errs []error
+	for _, part := range strings.Fields(spec) {
+		key, val, ok := strings.Cut(part, "=")
+		switch {
+		case !ok || key == "" || val == "":
+			errs = append(errs, fmt.Errorf("%q: want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part))
+		case rates[key] != "":
+			errs = append(errs, fmt.Errorf("%q: %s given twice", part, key))
+		default:
+			rates[key] = val
+		}
+	}
+	return rates, errors.Join(errs...)
+}
+
+// App is the portal without its web framework: the limiter, the admins,
+// and the handlers' logic. Build it with [New] and release it with
+// [App.Close].
+type App struct {
+	// Limiter limits the /api routes.
+	Limiter *core.Limiter
+	// StoreName is "memory" or "redis".
+	StoreName string
+
+	admins map[string]bool
+	close  func() error
+}
+
+// New builds the App of o, logging to logger. Bad rates or a bad Redis URL give
+// a [*UsageError] that names them.
+func New(o Options, logger *slog.Logger) (*App, error) {
+	a := &App{admins: map[string]bool{}}
+	for _, name := range o.Admins {
+		a.admins[name] = true
+	}
+	var store core.Store
+	if o.RedisURL == "" {
+		ms := memstore.New(memstore.Config{})
+		store, a.StoreName, a.close = ms, "memory", ms.Close
+	} else {
+		ropts, err := redis.ParseURL(o.RedisURL)
+		if err != nil {
+			return nil, usage("-redis: %w", err)
+		}
+		ropts.ContextTimeoutEnabled = true
+		client := redis.NewClient(ropts)
+		rs, err := redisstore.New(redisstore.Config{Client: client, Logger: logger})
+		if err != nil {
+			_ = client.Close()
+			return nil, err
+		}
+		store, a.StoreName, a.close = rs, "redis", client.Close
+	}
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      o.Rates,
+		NumProxies: o.NumProxies,
+		Now:        o.Now,
+		Logger:     logger,
+	})
+	if err != nil {
+		_ = a.close()
+		return nil, usage("-rates: %w", err)
+	}
+	a.Limiter = lim
+	return a, nil
+}
+
+// Close releases the store.
+func (a *App) Close() error { return a.close() }
+
+// Exempt reports whether the caller is an admin, exempt from all limits.
+func (a *App) Exempt(c core.Caller) bool {
+	return c.User != "" && a.admins[c.User]
+}
+
+// UserFromAuthorization returns the user an Authorization header signs in:
+// NAME for "Bearer NAME" (a demonstration: there is no password), "" for
+// anything else, an anonymous caller.
+func UserFromAuthorization(h string) string {
+	scheme, name, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(name)
+}
+
+// Identity is the body of GET /api/whoami: who the limiter counts.
+type Identity struct {
+	// Kind is "anon" or "user".
+	Kind string `json:"kind"`
+	// ID is the user name, or the anonymous caller's address or network.
+	ID string `json:"id"`
+}
+
+// Whoami returns the identity the limiter counts for r made by user ("" if
+// anonymous).
+func (a *App) Whoami(r *http.Request, user string) Identity {
+	c := a.Limiter.Caller(r, user)
+	return Identity{Kind: c.Kind().String(), ID: c.String()}
+}
+
+// Record is one of the made-up records GET /api/records serves.
+type Record struct {
+	ID    int    `json:"id"`
+	Title string `json:"title"`
+	Year  int    `json:"year"`
+}
+
+// RecordList is the body of GET /api/records.
+type RecordList struct {
+	Records []Record `json:"records"`
+}
+
+var records = RecordList{Records: []Record{
+	{ID: 1, Title: "Survey of the harbour lighthouses", Year: 1887},
+	{ID: 2, Title: "Ledger of the Northern Canal Company", Year: 1902},
+	{ID: 3, Title: "Letters from the weather station", Year: 1931},
+}}
+
+// Records returns the records.
+func Records() RecordList { return records }

@@ -1,0 +1,110 @@
+// Command portal is an example API limited by ratescope, on Gin or on Echo.
+//
+//	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo]
+//		[-redis URL] [-num-proxies N] [-rates SPEC] [-admins NAMES]
+//
+// Routes:
+//
+//	GET /api/records   limited in scope "api": 200 {"records": [...]}, or 429
+//	GET /api/whoami    not limited: {"kind": "anon"|"user", "id": "..."}
+//	GET /healthz       not limited: 200
+//
+// "Authorization: Bearer NAME" signs the caller in as user NAME (a
+// demonstration: there is no password); without it the caller is anonymous
+// and counted by address. -rates replaces starting rates, as in
+// -rates "api.anon=3/min,100/day api.user=10/min,1000/day"; -admins names
+// users exempt from all limits. Counts are kept in memory unless -redis (by
+// default $REDIS_URL) names a Redis server.
+//
+// At startup the portal logs ratescope's checks on stderr, among them W601
+// while -num-proxies is not set. It exits with status 2 for a bad command
+// line, including bad rates, and stops gracefully on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
+	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+}
+
+// run runs the portal until SIGINT or SIGTERM and returns the exit status.
+func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	opts, err := portal.ParseFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	app, err := portal.New(opts, logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		if _, ok := errors.AsType[*portal.UsageError](err); ok {
+			return 2
+		}
+		return 1
+	}
+	defer app.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	checks.Log(ctx, logger, app.Limiter)
+
+	var h http.Handler
+	switch opts.Framework {
+	case "echo":
+		h, err = echoportal.New(app)
+	default:
+		h, err = ginportal.New(app)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("portal: listening", "url", "http://"+ln.Addr().String(),
+		"framework", opts.Framework, "store", app.StoreName)
+
+	select {
+	case err := <-served:
+		fmt.Fprintln(stderr, "portal:", err)
+		return 1
+	case <-ctx.Done():
+	}
+	stop()
+	logger.Info("portal: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintln(stderr, "portal: shutdown:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,113 @@
+package main_test
+
+import (
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
+	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
+)
+
+// TestFrameworkParity sends the same requests, at the same times, to the
+// portal on Gin and on Echo, each with counts of its own, and checks that
+// the answers are the same: status, rate limit headers and JSON body.
+func TestFrameworkParity(t *testing.T) {
+	t.Parallel()
+	clock := storetest.NewClock(storetest.Start)
+	newApp := func() *portal.App {
+		a, err := portal.New(portal.Options{
+			Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "4/min,1000/day"},
+			NumProxies: core.Proxies(1),
+			Admins:     []string{"root"},
+			Now:        clock.Now,
+		}, slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = a.Close() })
+		return a
+	}
+	ginH, err := ginportal.New(newApp())
+	require.NoError(t, err)
+	echoH, err := echoportal.New(newApp())
+	require.NoError(t, err)
+
+	type step struct {
+		path    string
+		xff     string // X-Forwarded-For, the proxy at 10.0.0.1 being the peer
+		user    string
+		advance time.Duration // clock move before the request
+		status  int
+	}
+	steps := []step{
+		{path: "/api/records", xff: "192.0.2.1", status: http.StatusOK},
+		{path: "/api/records", xff: "198.51.100.1, 192.0.2.1", status: http.StatusOK},
+		{path: "/api/records", xff: "198.51.100.2, 192.0.2.1", advance: 10 * time.Second, status: http.StatusOK},
+		{path: "/api/records", xff: "198.51.100.3, 192.0.2.1", status: http.StatusTooManyRequests},
+		{path: "/api/records", xff: "192.0.2.1", advance: 20 * time.Second, status: http.StatusTooManyRequests},
+		{path: "/api/whoami", xff: "198.51.100.3, 192.0.2.1", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.2", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.1", user: "alice", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.7", user: "alice", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.8", user: "alice", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.9", user: "alice", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.1", user: "alice", status: http.StatusTooManyRequests},
+		{path: "/api/whoami", xff: "192.0.2.1", user: "alice", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.1", user: "root", status: http.StatusOK},
+		{path: "/healthz", xff: "192.0.2.1", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.1", advance: 2 * time.Minute, status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.1", user: "alice", status: http.StatusOK},
+	}
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		var answers [2]*http.Response
+		for j, h := range []http.Handler{ginH, echoH} {
+			req := httptest.NewRequest(http.MethodGet, s.path, nil)
+			req.RemoteAddr = "10.0.0.1:40000"
+			req.Header.Set("X-Forwarded-For", s.xff)
+			if s.user != "" {
+				req.Header.Set("Authorization", "Bearer "+s.user)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			answers[j] = w.Result()
+		}
+		g, e := answers[0], answers[1]
+		gBody, err := io.ReadAll(g.Body)
+		require.NoError(t, err)
+		eBody, err := io.ReadAll(e.Body)
+		require.NoError(t, err)
+
+		assert.Equal(t, s.status, g.StatusCode, "step %d %+v: gin status", i, s)
+		assert.Equal(t, g.StatusCode, e.StatusCode, "step %d %+v: status", i, s)
+		for _, name := range []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderRetryAfter} {
+			assert.Equal(t, g.Header.Values(name), e.Header.Values(name), "step %d %+v: %s", i, s, name)
+		}
+		if s.path == "/api/records" && s.user != "root" {
+			assert.NotEmpty(t, g.Header.Get(core.HeaderRateLimit), "step %d", i)
+		}
+		if s.status == http.StatusTooManyRequests {
+			assert.NotEmpty(t, g.Header.Get(core.HeaderRetryAfter), "step %d", i)
+		}
+		if s.path == "/healthz" {
+			assert.Equal(t, string(gBody), string(eBody), "step %d: body", i)
+			continue
+		}
+		gType, _, err := mime.ParseMediaType(g.Header.Get("Content-Type"))
+		require.NoError(t, err)
+		eType, _, err := mime.ParseMediaType(e.Header.Get("Content-Type"))
+		require.NoError(t, err)
+		assert.Equal(t, "application/json", gType, "step %d", i)
+		assert.Equal(t, gType, eType, "step %d", i)
+		assert.JSONEq(t, string(gBody), string(eBody), "step %d %+v: body", i, s)
+	}
+}
