@@ -248,23 +248,32 @@ func (l *Limiter) Allow(ctx context.Context, scope string, caller Caller) (Decis
 // Decision then denies. A store failure is not returned: the Decision
 // allows the request, with Counted false and StoreErr set.
 func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost int64) (Decision, error) {
+	var d Decision
 	s := l.scopes[scope]
 	if s == nil {
-		return Decision{Scope: scope, Caller: caller}, fmt.Errorf("ratescope: unknown scope %q", scope)
+		d.Scope, d.Caller, d.Cost = scope, caller, cost
+		return d, fmt.Errorf("ratescope: unknown scope %q", scope)
 	}
+	if cost < 1 || cost > s.kinds[caller.Kind()].minimum {
+		d.Scope, d.Caller, d.Cost = scope, caller, cost
+		return d, l.CheckCost(scope, cost)
+	}
+	l.decide(ctx, s, caller, cost, &d)
+	return d, nil
+}
+
+// decide fills d with the decision on a request whose cost fits the scope.
+func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cost int64, d *Decision) {
 	k := &s.kinds[caller.Kind()]
-	d := Decision{Scope: scope, Caller: caller, Cost: cost, limits: k}
-	if cost < 1 || cost > k.minimum {
-		return d, fmt.Errorf("ratescope: cost %d for scope %q: want 1 to %d, the smallest limit", cost, scope, k.minimum)
-	}
+	d.Scope, d.Caller, d.Cost, d.limits = s.name, caller, cost, k
 	now := l.now()
-	res, err := l.store.Take(ctx, Request{Scope: scope, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
+	res, err := l.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
 	if err != nil {
 		l.failures.Add(1)
-		l.errLog.log(ctx, l.logger, now, scope, err)
+		l.errLog.log(ctx, l.logger, now, s.name, err)
 		d.Allowed = true
 		d.StoreErr = err
-		return d, nil
+		return
 	}
 	d.Allowed, d.Counted = res.Allowed, true
 	d.n = len(k.rates)
@@ -276,7 +285,48 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 			d.Load = true
 		}
 	}
-	return d, nil
+}
+
+// A Guard decides the requests of one scope at one cost: what a middleware
+// does for every request, in the same way for every framework. Build it
+// once per route with [Limiter.Guard]; it is safe for concurrent use.
+type Guard struct {
+	lim   *Limiter
+	scope *scopeLimits
+	cost  int64
+}
+
+// Guard returns a Guard for requests of the given cost in scope, or the
+// error of [Limiter.CheckCost], so that a route set up with a bad scope or
+// cost fails at startup rather than on a request.
+func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
+	if err := l.CheckCost(scope, cost); err != nil {
+		return nil, err
+	}
+	return &Guard{lim: l, scope: l.scopes[scope], cost: cost}, nil
+}
+
+// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
+// id or "" for an anonymous caller.
+func (g *Guard) Caller(r *http.Request, user string) Caller {
+	return g.lim.Caller(r, user)
+}
+
+// Decide decides a request by caller, counting it if allowed, and writes
+// the decision's headers to h ([Decision.SetHeaders]). The caller answers
+// 429 when the decision does not allow the request. A store failure allows
+// the request, as for [Limiter.AllowN].
+func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decision {
+	d := new(Decision)
+	g.lim.decide(ctx, g.scope, caller, g.cost, d)
+	d.SetHeaders(h)
+	return d
+}
+
+// Exempt returns the decision for a caller exempt from the limits (an
+// administrator): allowed, not counted, and with no headers to write.
+func (g *Guard) Exempt(caller Caller) *Decision {
+	return &Decision{Allowed: true, Scope: g.scope.name, Caller: caller, Cost: g.cost}
 }
 
 // StoreFailures returns how many decisions failed open because the store

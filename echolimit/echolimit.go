@@ -121,12 +121,18 @@ func New(cfg Config) (echo.MiddlewareFunc, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &limiter{cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	guard, err := cfg.Limiter.Guard(cfg.Scope, cfg.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("echolimit: %w", err)
+	}
+	m := &limiter{cfg: cfg, guard: guard}
 	return m.wrap, nil
 }
 
 type limiter struct {
-	cfg Config
+	cfg   Config
+	guard *core.Guard
 }
 
 func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
@@ -151,19 +157,14 @@ func (m *limiter) decide(c echo.Context) (bool, error) {
 		user = cfg.User(c)
 	}
 	r := c.Request()
-	caller := cfg.Limiter.Caller(r, user)
-	d := new(core.Decision)
-	c.Set(decisionKey, d)
+	caller := m.guard.Caller(r, user)
+	var d *core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		*d = core.Decision{Allowed: true, Scope: cfg.Scope, Caller: caller, Cost: cfg.Cost}
-		return true, nil
+		d = m.guard.Exempt(caller)
+	} else {
+		d = m.guard.Decide(r.Context(), caller, c.Response().Header())
 	}
-	var err error
-	*d, err = cfg.Limiter.AllowN(r.Context(), cfg.Scope, caller, cfg.Cost)
-	if err != nil {
-		return false, err // Unreachable: New checked the scope and the cost.
-	}
-	d.SetHeaders(c.Response().Header())
+	c.Set(decisionKey, d)
 	switch {
 	case !d.Allowed:
 		return false, cfg.DenyHandler(c, d)

@@ -107,12 +107,18 @@ func New(cfg Config) (gin.HandlerFunc, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &middleware{cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	guard, err := cfg.Limiter.Guard(cfg.Scope, cfg.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("ginlimit: %w", err)
+	}
+	m := &middleware{cfg: cfg, guard: guard}
 	return m.handle, nil
 }
 
 type middleware struct {
-	cfg Config
+	cfg   Config
+	guard *core.Guard
 }
 
 func (m *middleware) handle(c *gin.Context) {
@@ -121,21 +127,14 @@ func (m *middleware) handle(c *gin.Context) {
 	if cfg.User != nil {
 		user = cfg.User(c)
 	}
-	caller := cfg.Limiter.Caller(c.Request, user)
-	d := new(core.Decision)
-	c.Set(decisionKey{}, d)
+	caller := m.guard.Caller(c.Request, user)
+	var d *core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		*d = core.Decision{Allowed: true, Scope: cfg.Scope, Caller: caller, Cost: cfg.Cost}
-		return
+		d = m.guard.Exempt(caller)
+	} else {
+		d = m.guard.Decide(c.Request.Context(), caller, c.Writer.Header())
 	}
-	var err error
-	*d, err = cfg.Limiter.AllowN(c.Request.Context(), cfg.Scope, caller, cfg.Cost)
-	if err != nil {
-		// Unreachable: New checked the scope and the cost.
-		_ = c.AbortWithError(http.StatusInternalServerError, err)
-		return
-	}
-	d.SetHeaders(c.Writer.Header())
+	c.Set(decisionKey{}, d)
 	switch {
 	case !d.Allowed:
 		cfg.DenyHandler(c, d)

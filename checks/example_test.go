@@ -1,0 +1,40 @@
+package checks_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+)
+
+func ExampleLimiter() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range checks.Limiter(context.Background(), lim) {
+		fmt.Println(m.ID, m.Level, m.Text)
+	}
+	// Output:
+	// ratescope.W601 WARNING the number of proxies is not set.
+	// ratescope.W602 WARNING counts are kept in this process's memory (*memstore.Store), not shared between processes.
+}
+
+func ExampleConfig() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	msgs := checks.Config(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "60/minutes"},
+		NumProxies: core.Proxies(0),
+	})
+	for _, m := range msgs {
+		fmt.Println(m.ID, m.Level)
+	}
+	// Output:
+	// ratescope.E001 ERROR
+}
