@@ -1,12 +1,16 @@
 package ginlimit_test
 
 import (
+	"context"
 	"fmt"
+	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -100,4 +104,25 @@ func ExampleConfig_user() {
 	// 200 anon 192.0.2.1 counted=true
 	// 200 user alice counted=true
 	// 200 user root counted=false
+}
+
+// The quick start of the README: one limiter for the process, the startup
+// checks in the log, and the middleware on the routes of the "api" scope.
+func ExampleNew() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several
+		Rates:      map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
+		NumProxies: core.Proxies(1), // one reverse proxy in front of the app
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	checks.Log(context.Background(), slog.Default(), lim)
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, User: func(c *gin.Context) string { return c.GetString("user") }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := gin.Default()
+	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
+	log.Fatal(r.Run("127.0.0.1:8080"))
 }
