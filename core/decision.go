@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // A Decision is the answer to one request: whether to serve it, and what to
@@ -42,7 +43,15 @@ type Decision struct {
 	// values holds the header values SetHeaders writes, so that a
 	// decision and its headers take one allocation.
 	values [6]string
+	// scratch, when not nil, is memory allocated with the decision for the
+	// RateLimit value (see Guard.Decide). SetHeaders uses it once and drops
+	// it: the bytes under a string must never change.
+	scratch *[rateLimitLen]byte
 }
+
+// rateLimitLen is room for the RateLimit value of MaxLimits limits with
+// long scope names; a longer value is allocated on its own.
+const rateLimitLen = 192
 
 // Limits returns the state of each limit after the request, in the order of
 // the scope's rates: empty when the request was not counted.
@@ -103,8 +112,11 @@ func (d *Decision) SetHeaders(h http.Header) {
 	}
 	vals := d.values[:]
 	h[HeaderPolicy] = append(vals[0:0:1], d.limits.policy)
-	var buf [160]byte
+	var buf [rateLimitLen]byte
 	b := buf[:0]
+	if d.scratch != nil {
+		b = d.scratch[:0]
+	}
 	tight := 0
 	for i := range d.n {
 		st := &d.status[i]
@@ -120,7 +132,16 @@ func (d *Decision) SetHeaders(h http.Header) {
 			tight = i
 		}
 	}
-	h[HeaderRateLimit] = append(vals[1:1:2], string(b))
+	var value string
+	if d.scratch != nil && cap(b) == rateLimitLen && &b[:1][0] == &d.scratch[0] {
+		// The value was written into the decision's own memory: make it a
+		// string without copying, and never write there again.
+		value = unsafe.String(&d.scratch[0], len(b))
+		d.scratch = nil
+	} else {
+		value = string(b)
+	}
+	h[HeaderRateLimit] = append(vals[1:1:2], value)
 	if !d.Allowed {
 		h[HeaderRetryAfter] = append(vals[2:2:3], strconv.FormatInt(d.RetryAfterSeconds(), 10))
 	}

@@ -317,7 +317,14 @@ func (g *Guard) Caller(r *http.Request, user string) Caller {
 // 429 when the decision does not allow the request. A store failure allows
 // the request, as for [Limiter.AllowN].
 func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decision {
-	d := new(Decision)
+	// One allocation holds the decision, its header values and the bytes
+	// of its RateLimit value.
+	m := new(struct {
+		d       Decision
+		scratch [rateLimitLen]byte
+	})
+	d := &m.d
+	d.scratch = &m.scratch
 	g.lim.decide(ctx, g.scope, caller, g.cost, d)
 	d.SetHeaders(h)
 	return d

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -265,4 +266,40 @@ func TestLimiterConfigDefaults(t *testing.T) {
 	assert.Equal(t, core.DefaultScopes(), cfg.Scopes)
 	assert.True(t, lim.HasScope("api"))
 	assert.False(t, lim.HasScope("apix"))
+}
+
+func TestGuard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}})
+	_, err := lim.Guard("nope", 1)
+	assert.ErrorContains(t, err, "unknown scope")
+	_, err = lim.Guard("api", 3)
+	assert.ErrorContains(t, err, "cost 3")
+
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	caller := g.Caller(r, "")
+	h := http.Header{}
+	d := g.Decide(ctx, caller, h)
+	assert.True(t, d.Allowed)
+	assert.True(t, d.Counted)
+	first := h.Get("RateLimit")
+	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, first)
+
+	// Writing the same decision again leaves the first header untouched.
+	h2 := http.Header{}
+	d.SetHeaders(h2)
+	assert.Equal(t, first, h2.Get("RateLimit"))
+	h3 := http.Header{}
+	g.Decide(ctx, caller, h3)
+	g.Decide(ctx, caller, h3)
+	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, first)
+	assert.Equal(t, "75", h3.Get("Retry-After"))
+
+	ex := g.Exempt(core.Caller{User: "root"})
+	assert.True(t, ex.Allowed)
+	assert.False(t, ex.Counted)
+	assert.Empty(t, ex.Limits())
 }
