@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/autocomplete"
 	"github.com/ratescope/ratescope/internal/redistest"
 )
 
@@ -279,6 +280,9 @@ func TestInvalidArguments(t *testing.T) {
 		{name: "unknown scope", args: []string{"-rates", "api.anon=3/min,100/day nope.anon=1/min"}, want: `"nope.anon"`},
 		{name: "unknown kind", args: []string{"-rates", "api.admin=1/min"}, want: `"api.admin"`},
 		{name: "bad rate", args: []string{"-rates", "api.anon=3/fortnight"}, want: `"3/fortnight"`},
+		{name: "search box typo", args: []string{"-rates", "autocomplete.projekt.anon=1/min"}, want: `"autocomplete.projekt.anon"`},
+		{name: "search box unknown kind", args: []string{"-rates", "autocomplete.project.admin=1/min"}, want: `"autocomplete.project.admin"`},
+		{name: "search box bad rate", args: []string{"-rates", "autocomplete.tag.user=5/fortnight"}, want: `"5/fortnight"`},
 		{name: "bad framework", args: []string{"-framework", "chi"}, want: `"chi"`},
 		{name: "bad proxies", args: []string{"-num-proxies", "-1"}, want: "-num-proxies"},
 	}
@@ -317,4 +321,165 @@ func TestRedis(t *testing.T) {
 	resp, _ := e.get(t, "/api/records", "")
 	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+}
+
+// searches returns the body of GET /debug/searches: how many searches each
+// search box ran.
+func (p *process) searches(t *testing.T) map[string]int64 {
+	t.Helper()
+	resp, body := p.get(t, "/debug/searches", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	var got map[string]int64
+	require.NoError(t, json.Unmarshal(body, &got), "%s", body)
+	return got
+}
+
+// searchCounts returns counts with every search box, at 0 unless counts
+// names it: what /debug/searches answers.
+func searchCounts(counts map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, name := range autocomplete.Names() {
+		out[name] = counts[name]
+	}
+	return out
+}
+
+// searchResults decodes the body of a search, requiring the
+// {"results": [...]} shape.
+func searchResults(t *testing.T, body []byte) []autocomplete.Result {
+	t.Helper()
+	var got struct {
+		Results *[]autocomplete.Result `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(body, &got), "%s", body)
+	require.NotNil(t, got.Results, "no results field: %s", body)
+	return *got.Results
+}
+
+// requireRefusedSearch checks that resp is a search refused over a limit:
+// 429, Retry-After, and {"results": []}.
+func requireRefusedSearch(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s", body)
+	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After %q", resp.Header.Get("Retry-After"))
+	assert.Positive(t, retry)
+	assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"), resp.Header.Get("Content-Type"))
+	assert.JSONEq(t, `{"results":[]}`, string(body))
+}
+
+func TestSearchBoxLimits(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-admins", "root",
+				"-rates", "autocomplete.project.anon=3/min,100/day autocomplete.project.user=2/min,1000/day api.anon=2/min,100/day")
+			assert.Equal(t, searchCounts(nil), p.searches(t))
+
+			// Three searches are served, with results; the fourth is
+			// refused, and nothing is searched for it.
+			for i, q := range []string{"", "GLACIER", "an"} {
+				resp, body := p.get(t, "/autocomplete/project?q="+q, "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "search %d: %s", i+1, body)
+				assert.NotEmpty(t, searchResults(t, body), "search %d", i+1)
+				assert.Equal(t, `"autocomplete.project.anon.min";q=3;w=60, "autocomplete.project.anon.day";q=100;w=86400`, resp.Header.Get("RateLimit-Policy"))
+				assert.Contains(t, resp.Header.Get("RateLimit"), `"autocomplete.project.anon.min";r=`+strconv.Itoa(2-i)+";t=")
+				assert.Empty(t, resp.Header.Get("Retry-After"))
+			}
+			resp, body := p.get(t, "/autocomplete/project?q=glacier", "")
+			requireRefusedSearch(t, resp, body)
+			assert.Equal(t, searchCounts(map[string]int64{"project": 3}), p.searches(t))
+
+			// An exhausted search box leaves the API its own allowance.
+			for i := range 2 {
+				resp, body = p.get(t, "/api/records", "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "request %d: %s", i+1, body)
+			}
+			resp, _ = p.get(t, "/api/records", "")
+			require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+
+			// An exhausted API leaves the search boxes theirs: another
+			// box serves, with its starting values, and the exhausted one
+			// is still refused, not reset.
+			resp, body = p.get(t, "/autocomplete/dataset?q=glacier", "")
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			assert.JSONEq(t, `{"results":[{"id":"dataset-04","label":"Glacier stake measurements"}]}`, string(body))
+			assert.Equal(t, `"autocomplete.dataset.anon.min";q=60;w=60, "autocomplete.dataset.anon.day";q=2000;w=86400`, resp.Header.Get("RateLimit-Policy"))
+			resp, body = p.get(t, "/autocomplete/project", "")
+			requireRefusedSearch(t, resp, body)
+
+			// Signed-in users are counted apart from the address, and
+			// from each other, with the user limits.
+			for i := range 2 {
+				resp, body = p.get(t, "/autocomplete/project?q=soil", "alice")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "alice's search %d: %s", i+1, body)
+				assert.JSONEq(t, `{"results":[{"id":"project-10","label":"Soil microbiome atlas"}]}`, string(body))
+				assert.Equal(t, `"autocomplete.project.user.min";q=2;w=60, "autocomplete.project.user.day";q=1000;w=86400`, resp.Header.Get("RateLimit-Policy"))
+			}
+			resp, body = p.get(t, "/autocomplete/project?q=soil", "alice")
+			requireRefusedSearch(t, resp, body)
+			resp, body = p.get(t, "/autocomplete/project?q=soil", "bob")
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			assert.NotEmpty(t, searchResults(t, body))
+
+			// Admins are not counted.
+			for range 5 {
+				resp, body = p.get(t, "/autocomplete/project", "root")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+				assert.Empty(t, resp.Header.Get("RateLimit"), "an admin is not counted")
+			}
+
+			// A search box that does not exist.
+			resp, _ = p.get(t, "/autocomplete/projekt?q=a", "")
+			assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+			// Only the searches served ran: 3 anonymous, alice's 2, bob's
+			// 1 and root's 5 in the project box; 1 in the dataset box.
+			assert.Equal(t, searchCounts(map[string]int64{"project": 11, "dataset": 1}), p.searches(t))
+		})
+	}
+}
+
+func TestSearchBoxStartingValues(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			// -rates names only the API: the search boxes keep their
+			// starting values, 60/min and 2000/day anonymous, 240/min and
+			// 10000/day signed in.
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=1/min,10/day")
+			resp, _ := p.get(t, "/api/records", "")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			resp, _ = p.get(t, "/api/records", "")
+			require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "-rates was not applied")
+
+			for _, name := range autocomplete.Names() {
+				resp, body := p.get(t, "/autocomplete/"+name, "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", name, body)
+				assert.NotEmpty(t, searchResults(t, body), name)
+				assert.Equal(t, fmt.Sprintf(`"autocomplete.%[1]s.anon.min";q=60;w=60, "autocomplete.%[1]s.anon.day";q=2000;w=86400`, name),
+					resp.Header.Get("RateLimit-Policy"), name)
+			}
+			resp, _ = p.get(t, "/autocomplete/tag", "alice")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, `"autocomplete.tag.user.min";q=240;w=60, "autocomplete.tag.user.day";q=10000;w=86400`, resp.Header.Get("RateLimit-Policy"))
+
+			// The project box allows 60 a minute: 59 more, then a refusal.
+			for i := 2; i <= 60; i++ {
+				resp, body := p.get(t, "/autocomplete/project?q=a", "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "search %d: %s", i, body)
+			}
+			resp, body := p.get(t, "/autocomplete/project?q=a", "")
+			requireRefusedSearch(t, resp, body)
+
+			want := searchCounts(nil)
+			for name := range want {
+				want[name] = 1
+			}
+			want["project"], want["tag"] = 60, 2
+			assert.Equal(t, want, p.searches(t))
+		})
+	}
 }

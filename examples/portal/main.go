@@ -5,15 +5,24 @@
 //
 // Routes:
 //
-//	GET /api/records   limited in scope "api": 200 {"records": [...]}, or 429
-//	GET /api/whoami    not limited: {"kind": "anon"|"user", "id": "..."}
-//	GET /healthz       not limited: 200
+//	GET /api/records          limited in scope "api": 200 {"records": [...]}, or 429
+//	GET /api/whoami           not limited: {"kind": "anon"|"user", "id": "..."}
+//	GET /autocomplete/NAME?q= limited in scope "autocomplete.NAME":
+//	                          200 {"results": [{"id": ..., "label": ...}]},
+//	                          or 429 {"results": []} without searching
+//	GET /debug/searches       not limited: {"NAME": searches run, ...}
+//	GET /healthz              not limited: 200
+//
+// NAME is one of the search boxes of package autocomplete: project,
+// dataset, sample, measurement, person, organization, publication, tag,
+// ror. Each has limits of its own, counted apart from the API's.
 //
 // "Authorization: Bearer NAME" signs the caller in as user NAME (a
 // demonstration: there is no password); without it the caller is anonymous
 // and counted by address. -rates replaces starting rates, as in
-// -rates "api.anon=3/min,100/day api.user=10/min,1000/day"; -admins names
-// users exempt from all limits. Counts are kept in memory unless -redis (by
+// -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
+// a scope it does not name keeps its starting values. -admins names users
+// exempt from all limits. Counts are kept in memory unless -redis (by
 // default $REDIS_URL) names a Redis server.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,13 +22,17 @@ import (
 
 // TestFrameworkParity sends the same requests, at the same times, to the
 // portal on Gin and on Echo, each with counts of its own, and checks that
-// the answers are the same: status, rate limit headers and JSON body.
+// the answers are the same: status, rate limit headers and JSON body, for
+// the API and for the search boxes.
 func TestFrameworkParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
 	newApp := func() *portal.App {
 		a, err := portal.New(portal.Options{
-			Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "4/min,1000/day"},
+			Rates: map[string]string{
+				"api.anon": "3/min,100/day", "api.user": "4/min,1000/day",
+				"autocomplete.project.anon": "2/min,100/day", "autocomplete.project.user": "1/min,100/day",
+			},
 			NumProxies: core.Proxies(1),
 			Admins:     []string{"root"},
 			Now:        clock.Now,
@@ -47,6 +52,7 @@ func TestFrameworkParity(t *testing.T) {
 		user    string
 		advance time.Duration // clock move before the request
 		status  int
+		body    string // the JSON body expected, if not ""
 	}
 	steps := []step{
 		{path: "/api/records", xff: "192.0.2.1", status: http.StatusOK},
@@ -66,6 +72,23 @@ func TestFrameworkParity(t *testing.T) {
 		{path: "/healthz", xff: "192.0.2.1", status: http.StatusOK},
 		{path: "/api/records", xff: "192.0.2.1", advance: 2 * time.Minute, status: http.StatusOK},
 		{path: "/api/records", xff: "192.0.2.1", user: "alice", status: http.StatusOK},
+		// The search boxes, counted apart from the API and each other.
+		{path: "/autocomplete/project?q=glacier", xff: "192.0.2.1", status: http.StatusOK,
+			body: `{"results":[{"id":"project-04","label":"Alpine glacier mass balance"}]}`},
+		{path: "/autocomplete/project", xff: "198.51.100.9, 192.0.2.1", status: http.StatusOK},
+		{path: "/autocomplete/project?q=soil", xff: "192.0.2.1", status: http.StatusTooManyRequests, body: `{"results":[]}`},
+		{path: "/autocomplete/dataset?q=zebra", xff: "192.0.2.1", status: http.StatusOK, body: `{"results":[]}`},
+		{path: "/autocomplete/person?q=EMIL", xff: "192.0.2.1", status: http.StatusOK,
+			body: `{"results":[{"id":"person-05","label":"Emil Varga"}]}`},
+		{path: "/api/records", xff: "192.0.2.1", status: http.StatusOK},
+		{path: "/autocomplete/project?q=soil", xff: "192.0.2.1", user: "alice", status: http.StatusOK},
+		{path: "/autocomplete/project?q=soil", xff: "192.0.2.1", user: "alice", status: http.StatusTooManyRequests, body: `{"results":[]}`},
+		{path: "/autocomplete/project?q=soil", xff: "192.0.2.1", user: "root", status: http.StatusOK},
+		{path: "/autocomplete/projekt?q=soil", xff: "192.0.2.1", status: http.StatusNotFound},
+		{path: "/autocomplete/project", xff: "192.0.2.1", advance: 10 * time.Second, status: http.StatusTooManyRequests, body: `{"results":[]}`},
+		{path: "/debug/searches", xff: "192.0.2.1", status: http.StatusOK,
+			body: `{"project":4,"dataset":1,"sample":0,"measurement":0,"person":1,"organization":0,"publication":0,"tag":0,"ror":0}`},
+		{path: "/autocomplete/project", xff: "192.0.2.1", advance: 2 * time.Minute, status: http.StatusOK},
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
@@ -92,11 +115,15 @@ func TestFrameworkParity(t *testing.T) {
 		for _, name := range []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderRetryAfter} {
 			assert.Equal(t, g.Header.Values(name), e.Header.Values(name), "step %d %+v: %s", i, s, name)
 		}
-		if s.path == "/api/records" && s.user != "root" {
+		counted := strings.HasPrefix(s.path, "/api/records") || strings.HasPrefix(s.path, "/autocomplete/")
+		if counted && s.user != "root" && s.status != http.StatusNotFound {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRateLimit), "step %d", i)
 		}
 		if s.status == http.StatusTooManyRequests {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRetryAfter), "step %d", i)
+		}
+		if s.status == http.StatusNotFound {
+			continue // each framework's own 404 page
 		}
 		if s.path == "/healthz" {
 			assert.Equal(t, string(gBody), string(eBody), "step %d: body", i)
@@ -109,5 +136,8 @@ func TestFrameworkParity(t *testing.T) {
 		assert.Equal(t, "application/json", gType, "step %d", i)
 		assert.Equal(t, gType, eType, "step %d", i)
 		assert.JSONEq(t, string(gBody), string(eBody), "step %d %+v: body", i, s)
+		if s.body != "" {
+			assert.JSONEq(t, s.body, string(gBody), "step %d %+v: body", i, s)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/ratescope/ratescope/autocomplete/echosearch"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/echolimit"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
@@ -14,12 +15,13 @@ import (
 
 // New returns the portal's routes on Echo.
 func New(a *portal.App) (http.Handler, error) {
-	limitAPI, err := echolimit.New(echolimit.Config{
+	cfg := echolimit.Config{
 		Limiter: a.Limiter,
 		Scope:   portal.ScopeAPI,
 		User:    user,
 		Exempt:  func(_ echo.Context, caller core.Caller) bool { return a.Exempt(caller) },
-	})
+	}
+	limitAPI, err := echolimit.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -31,6 +33,16 @@ func New(a *portal.App) (http.Handler, error) {
 		return c.JSON(http.StatusOK, a.Whoami(c.Request(), user(c)))
 	})
 	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) }, limitAPI)
+	for _, name := range portal.SearchBoxes() {
+		guard, err := echosearch.New(name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		e.GET("/autocomplete/"+name, func(c echo.Context) error {
+			return c.JSON(http.StatusOK, a.Search(name, c.QueryParam("q")))
+		}, guard)
+	}
+	e.GET("/debug/searches", func(c echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
 	return e, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/ratescope/ratescope/autocomplete/ginsearch"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 	"github.com/ratescope/ratescope/ginlimit"
@@ -13,12 +14,13 @@ import (
 
 // New returns the portal's routes on Gin, in release mode.
 func New(a *portal.App) (http.Handler, error) {
-	limitAPI, err := ginlimit.New(ginlimit.Config{
+	cfg := ginlimit.Config{
 		Limiter: a.Limiter,
 		Scope:   portal.ScopeAPI,
 		User:    func(c *gin.Context) string { return c.GetString(portal.UserKey) },
 		Exempt:  func(_ *gin.Context, caller core.Caller) bool { return a.Exempt(caller) },
-	})
+	}
+	limitAPI, err := ginlimit.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -30,6 +32,16 @@ func New(a *portal.App) (http.Handler, error) {
 		c.JSON(http.StatusOK, a.Whoami(c.Request, c.GetString(portal.UserKey)))
 	})
 	r.GET("/api/records", limitAPI, func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
+	for _, name := range portal.SearchBoxes() {
+		guard, err := ginsearch.New(name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		r.GET("/autocomplete/"+name, guard, func(c *gin.Context) {
+			c.JSON(http.StatusOK, a.Search(name, c.Query("q")))
+		})
+	}
+	r.GET("/debug/searches", func(c *gin.Context) { c.JSON(http.StatusOK, a.Searches()) })
 	return r, nil
 }
 

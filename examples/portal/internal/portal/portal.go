@@ -1,8 +1,8 @@
 // Package portal is the framework-free part of the example portal: the
 // command line, the limiter, who the caller is, and the data the routes
-// serve. Packages ginportal and echoportal put it on Gin and on Echo, with
-// the same routes and the same behaviour; a route added to one is added to
-// the other.
+// serve, the search boxes' searches among them. Packages ginportal and
+// echoportal put it on Gin and on Echo, with the same routes and the same
+// behaviour; a route added to one is added to the other.
 package portal
 
 import (
@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratescope/ratescope/autocomplete"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
@@ -61,7 +62,9 @@ type Options struct {
 	// NumProxies is the number of reverse proxies in front. Default:
 	// unset, which the startup checks report as W601.
 	NumProxies core.ProxyCount
-	// Rates replace the starting rates, keyed SCOPE.KIND.
+	// Rates replace the starting rates, keyed SCOPE.KIND: the scope "api"
+	// or a search box's, autocomplete.Scope(NAME). A scope it does not
+	// name keeps its starting values.
 	Rates map[string]string
 	// Admins are the users exempt from all limits.
 	Admins []string
@@ -88,7 +91,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 		return nil
 	})
 	var rates, admins string
-	fs.StringVar(&rates, "rates", "", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], e.g. \"api.anon=3/min,100/day api.user=10/min,1000/day\"")
+	fs.StringVar(&rates, "rates", "", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -145,21 +148,23 @@ func ParseRates(spec string) (map[string]string, error) {
 
 // App is the portal without its web framework: the limiter, the admins,
 // and the handlers' logic. Build it with [New] and release it with
-// [App.Close].
+// [App.Close]. Its methods are safe for concurrent use.
 type App struct {
-	// Limiter limits the /api routes.
+	// Limiter limits the /api routes in scope "api" and each search box
+	// in a scope of its own, autocomplete.Scope(NAME).
 	Limiter *core.Limiter
 	// StoreName is "memory" or "redis".
 	StoreName string
 
-	admins map[string]bool
-	close  func() error
+	admins   map[string]bool
+	searches searchCounts
+	close    func() error
 }
 
 // New builds the App of o, logging to logger. Bad rates or a bad Redis URL give
 // a [*UsageError] that names them.
 func New(o Options, logger *slog.Logger) (*App, error) {
-	a := &App{admins: map[string]bool{}}
+	a := &App{admins: map[string]bool{}, searches: newSearchCounts()}
 	for _, name := range o.Admins {
 		a.admins[name] = true
 	}
@@ -183,6 +188,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	}
 	lim, err := core.New(core.Config{
 		Store:      store,
+		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
 		Rates:      o.Rates,
 		NumProxies: o.NumProxies,
 		Now:        o.Now,
