@@ -42,16 +42,16 @@ type Decision struct {
 	status [MaxLimits]LimitStatus
 	// values holds the header values SetHeaders writes, so that a
 	// decision and its headers take one allocation.
-	values [6]string
+	values [3]string
 	// scratch, when not nil, is memory allocated with the decision for the
 	// RateLimit value (see Guard.Decide). SetHeaders uses it once and drops
 	// it: the bytes under a string must never change.
 	scratch *[rateLimitLen]byte
 }
 
-// rateLimitLen is room for the RateLimit value of MaxLimits limits with
-// long scope names; a longer value is allocated on its own.
-const rateLimitLen = 192
+// rateLimitLen is room for the RateLimit value of two limits with long
+// scope names; a longer value is allocated on its own.
+const rateLimitLen = 128
 
 // Limits returns the state of each limit after the request, in the order of
 // the scope's rates: empty when the request was not counted.
@@ -147,9 +147,10 @@ func (d *Decision) SetHeaders(h http.Header) {
 	}
 	if d.limits.legacy {
 		st := &d.status[tight]
-		h["X-Ratelimit-Limit"] = append(vals[3:3:4], strconv.FormatInt(st.Rate.Limit, 10))
-		h["X-Ratelimit-Remaining"] = append(vals[4:4:5], strconv.FormatInt(st.Remaining, 10))
-		h["X-Ratelimit-Reset"] = append(vals[5:5:6], strconv.FormatInt(ceilSeconds(st.Reset), 10))
+		legacy := make([]string, 3)
+		h["X-Ratelimit-Limit"] = append(legacy[0:0:1], strconv.FormatInt(st.Rate.Limit, 10))
+		h["X-Ratelimit-Remaining"] = append(legacy[1:1:2], strconv.FormatInt(st.Remaining, 10))
+		h["X-Ratelimit-Reset"] = append(legacy[2:2:3], strconv.FormatInt(ceilSeconds(st.Reset), 10))
 	}
 }
 

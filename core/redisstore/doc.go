@@ -7,7 +7,7 @@
 // # Keys
 //
 // The counts of one caller, in one scope, under one list of limits, live in
-// one Redis hash:
+// one Redis string:
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS      e.g. ratescope:api:{ualice}:60s,86400s
 //
@@ -17,14 +17,14 @@
 // one-to-one and leaves no brace, so no user id can collide with another id,
 // with an address, or end the hash tag early. PERIODS lists the periods of
 // the limits in order: limiters that enforce other periods keep other
-// counts, as in memstore. The hash holds the time of the last request and
-// five counters per limit. PREFIX (default "ratescope:") lets several
+// counts, as in memstore. The value packs the time of the last request and
+// five 4-byte counters per limit: 48 bytes for a minute and a day limit. PREFIX (default "ratescope:") lets several
 // applications share one Redis.
 //
 // # Atomicity and cluster
 //
 // A decision is one round trip: one Lua script (EVALSHA, falling back to
-// EVAL once per server after a restart) reads the hash, checks every limit
+// EVAL once per server after a restart) reads the value, checks every limit
 // and, only if all have room, adds the cost to all of them: all or nothing,
 // atomically with respect to every other process. The script touches one
 // key; the hash tag {ID} puts all the keys of one caller in one cluster hash
@@ -47,7 +47,7 @@
 //
 // # Expiry
 //
-// Every write sets the hash's time to live to the moment its longest window
+// Every write sets the key's time to live to the moment its longest window
 // is certainly empty: at most that window's period plus one bucket (a
 // quarter period). A caller that goes quiet leaves nothing behind.
 //

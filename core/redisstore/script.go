@@ -6,8 +6,11 @@ import "github.com/redis/go-redis/v9"
 // package internal/window, in integer microseconds, and must stay in step
 // with it (the conformance suite checks both).
 //
-// KEYS[1] is the caller's hash. Its field "t" holds the time of the last
-// request; field 5*i+j+1 holds counter j (bucket number mod 5) of window i.
+// KEYS[1] is the caller's key. Its value packs, little-endian, the time of
+// the last request (a double: microseconds since the Unix epoch, exact below
+// 2^53) and then, for each window, its five 4-byte counters (counter j holds
+// bucket number mod 5): 8 + 20 bytes a limit, read and written whole with
+// one GET and one SET, which also sets the time to live.
 //
 // ARGV: now (µs since the Unix epoch), cost, then for each window its bucket
 // width (µs) and its limit.
@@ -22,24 +25,20 @@ local key = KEYS[1]
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local n = (#ARGV - 2) / 2
-
--- Numbers go to Redis as decimal integers: Lua would print 1.9e15 in a form
--- that loses digits, and PEXPIRE wants an integer.
-local function int(x)
-	return string.format('%d', x)
-end
+local format = '<d' .. string.rep('I4', SLOTS * n)
 
 -- floor(a / b) for integers below 2^53: fmod is exact where a / b may round.
 local function idiv(a, b)
 	return (a - math.fmod(a, b)) / b
 end
 
-local fields = {'t'}
-for f = 1, n * SLOTS do
-	fields[f + 1] = f
+local last = 0
+local v = {}
+local stored = redis.call('GET', key)
+if stored and #stored == struct.size(format) then
+	v = {struct.unpack(format, stored)}
+	last = v[1]
 end
-local stored = redis.call('HMGET', key, unpack(fields))
-local last = tonumber(stored[1]) or 0
 -- A clock that steps back is read as standing still: nothing is freed early.
 if now < last then
 	now = last
@@ -52,7 +51,7 @@ for i = 0, n - 1 do
 	local limit = tonumber(ARGV[4 + 2 * i])
 	local c = {}
 	for j = 0, SLOTS - 1 do
-		c[j] = tonumber(stored[SLOTS * i + j + 2]) or 0
+		c[j] = v[SLOTS * i + j + 2] or 0
 	end
 	-- Advance: clear the buckets that left the window since last.
 	local from, cur = idiv(last, width), idiv(now, width)
@@ -101,7 +100,7 @@ local function reset(w)
 end
 
 local out = {allowed and 1 or 0}
-local write = {'t', int(now)}
+local state = {now}
 local expire = 0
 for i = 0, n - 1 do
 	local w = windows[i]
@@ -122,11 +121,7 @@ for i = 0, n - 1 do
 	out[#out + 1] = reset(w)
 	out[#out + 1] = retry
 	for j = 0, SLOTS - 1 do
-		-- Write only the counters that changed (small integers).
-		if w.c[j] ~= (tonumber(stored[SLOTS * i + j + 2]) or 0) then
-			write[#write + 1] = SLOTS * i + j + 1
-			write[#write + 1] = w.c[j]
-		end
+		state[#state + 1] = w.c[j]
 	end
 	-- The window is certainly empty at (cur + 1 + BUCKETS) * width.
 	local e = (w.cur + 1 + BUCKETS) * w.width - now
@@ -134,7 +129,6 @@ for i = 0, n - 1 do
 		expire = e
 	end
 end
-redis.call('HSET', key, unpack(write))
-redis.call('PEXPIRE', key, int(math.ceil(expire / 1000)))
+redis.call('SET', key, struct.pack(format, unpack(state)), 'PX', string.format('%d', math.ceil(expire / 1000)))
 return out
 `)
