@@ -5,15 +5,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/redisstore"
 )
 
 func ids(msgs []checks.Message) []string {
@@ -116,4 +119,20 @@ func TestLog(t *testing.T) {
 	assert.Contains(t, lines[0], "level=WARN")
 	assert.Contains(t, lines[0], "id=ratescope.W601")
 	assert.Contains(t, lines[1], "id=ratescope.W602")
+}
+
+func TestRedisUnreachableAtStartup(t *testing.T) {
+	t.Parallel()
+	// A port nobody listens on: the real Redis store cannot reach it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	client := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer client.Close()
+	store, err := redisstore.New(redisstore.Config{Client: client})
+	require.NoError(t, err)
+	msgs := checks.Limiter(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store}))
+	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
+	assert.Contains(t, msgs[0].Text, "connection refused")
 }
