@@ -109,34 +109,39 @@ func (t *genericTable[K, W]) take(req core.Request) core.Result {
 	now = max(now, e.last)
 	allowed := true
 	for i := range len(e.w) {
-		r := req.Limits[i]
-		width := t.widths[i]
 		c := &e.w[i]
-		c.Advance(width, e.last, now)
-		wait, fits := c.Wait(width, now, r.Limit, req.Cost)
-		if !fits {
-			wait = c.Reset(width, now) + time.Duration(width)
-		}
-		if wait > 0 || !fits {
+		c.Advance(t.widths[i], e.last, now)
+		if c.Sum()+req.Cost > req.Limits[i].Limit {
 			allowed = false
 		}
-		res.Limits[i].RetryAfter = wait
 	}
-	for i := range len(e.w) {
+	if allowed {
+		for i := range len(e.w) {
+			e.w[i].Add(t.widths[i], now, req.Cost)
+		}
+	}
+	e.last = now
+	w := e.w
+	sh.mu.Unlock()
+
+	// The rest reads a copy, outside the lock.
+	for i := range len(w) {
 		r := req.Limits[i]
 		width := t.widths[i]
-		c := &e.w[i]
-		if allowed {
-			c.Add(width, now, req.Cost)
-		}
+		c := &w[i]
 		st := &res.Limits[i]
 		st.Rate = r
 		st.Remaining = max(r.Limit-c.Sum(), 0)
 		st.Reset = c.Reset(width, now)
+		if !allowed {
+			wait, fits := c.Wait(width, now, r.Limit, req.Cost)
+			if !fits {
+				// The cost is above the limit: it never fits.
+				wait = st.Reset + time.Duration(width)
+			}
+			st.RetryAfter = wait
+		}
 	}
-	e.last = now
-	sh.mu.Unlock()
-
 	res.Allowed = allowed
 	return res
 }
