@@ -20,7 +20,10 @@ import (
 
 // BenchmarkTake measures decisions against the local Redis of TestMain, with
 // limits so high that no request is denied (the over-limit cache never
-// answers). cmds/op is the number of Redis commands per decision.
+// answers), batched (MaxBatch 64, the default) and not (MaxBatch 1).
+// cmds/op is the number of Redis commands per decision (always 1), trips/op
+// the number of round trips (pipelines or lone commands) per decision, and
+// redis-µs/op the time Redis spent running the script.
 func BenchmarkTake(b *testing.B) {
 	limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
 	many := make([]core.Caller, 10000)
@@ -36,51 +39,55 @@ func BenchmarkTake(b *testing.B) {
 		{name: "Server/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many},
 		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }, callers: many},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			client := bc.client(b)
-			hook := &counter{}
-			client.AddHook(hook)
-			s := newStore(b, redisstore.Config{Client: client})
-			scope := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-			ctx := context.Background()
-			// Load the script on every node and dial the connections
-			// before timing: cmds/op counts decisions, not set-up.
-			var wg sync.WaitGroup
-			for i := range 32 {
-				wg.Go(func() {
-					for j := range 100 {
-						who := bc.callers[(100*i+j)%len(bc.callers)]
-						if _, err := s.Take(ctx, core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: storetest.Start}); err != nil {
-							b.Error(err)
+		for _, maxBatch := range []int{64, 1} {
+			b.Run(fmt.Sprintf("%s/MaxBatch=%d", bc.name, maxBatch), func(b *testing.B) {
+				client := bc.client(b)
+				hook := &counter{}
+				client.AddHook(hook)
+				s := newStore(b, redisstore.Config{Client: client, MaxBatch: maxBatch})
+				scope := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+				ctx := context.Background()
+				// Load the script on every node and dial the connections
+				// before timing: cmds/op counts decisions, not set-up.
+				var wg sync.WaitGroup
+				for i := range 32 {
+					wg.Go(func() {
+						for j := range 100 {
+							who := bc.callers[(100*i+j)%len(bc.callers)]
+							if _, err := s.Take(ctx, core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: storetest.Start}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				var next atomic.Int64
+				sent, trips := hook.scripts.Load(), hook.trips.Load()
+				usec := scriptMicros(b, client)
+				b.ReportAllocs()
+				// Many requests in flight, as in a server: a round trip is mostly
+				// waiting. 16 goroutines a core: 32 here.
+				b.SetParallelism(16)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					req := core.Request{Scope: scope, Limits: limits, Cost: 1, Now: storetest.Start}
+					for pb.Next() {
+						req.Caller = bc.callers[int(next.Add(1))%len(bc.callers)]
+						res, err := s.Take(ctx, req)
+						if err != nil || !res.Allowed {
+							b.Errorf("allowed %v, error %v", res.Allowed, err)
 							return
 						}
 					}
 				})
-			}
-			wg.Wait()
-			var next atomic.Int64
-			sent := hook.n.Load()
-			usec := scriptMicros(b, client)
-			b.ReportAllocs()
-			// Many requests in flight, as in a server: a round trip is mostly
-			// waiting.
-			b.SetParallelism(8)
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				req := core.Request{Scope: scope, Limits: limits, Cost: 1, Now: storetest.Start}
-				for pb.Next() {
-					req.Caller = bc.callers[int(next.Add(1))%len(bc.callers)]
-					res, err := s.Take(ctx, req)
-					if err != nil || !res.Allowed {
-						b.Errorf("allowed %v, error %v", res.Allowed, err)
-						return
-					}
-				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+				b.ReportMetric(float64(hook.scripts.Load()-sent)/float64(b.N), "cmds/op")
+				b.ReportMetric(float64(hook.trips.Load()-trips)/float64(b.N), "trips/op")
+				b.ReportMetric(float64(scriptMicros(b, client)-usec)/float64(b.N), "redis-µs/op")
 			})
-			b.StopTimer()
-			b.ReportMetric(float64(hook.n.Load()-sent)/float64(b.N), "cmds/op")
-			b.ReportMetric(float64(scriptMicros(b, client)-usec)/float64(b.N), "redis-µs/op")
-		})
+		}
 	}
 }
 

@@ -23,14 +23,37 @@
 //
 // # Atomicity and cluster
 //
-// A decision is one round trip: one Lua script (EVALSHA, falling back to
-// EVAL once per server after a restart) reads the value, checks every limit
-// and, only if all have room, adds the cost to all of them: all or nothing,
-// atomically with respect to every other process. The script touches one
-// key; the hash tag {ID} puts all the keys of one caller in one cluster hash
-// slot, whatever the scope, so the store works unchanged with
-// *redis.Client, a Sentinel failover client, *redis.ClusterClient or
-// *redis.Ring.
+// A decision is one Redis command: one Lua script (EVALSHA, falling back to
+// EVAL once per server after a restart or SCRIPT FLUSH) reads the value,
+// checks every limit and, only if all have room, adds the cost to all of
+// them: all or nothing, atomically with respect to every other process. It
+// takes at most one round trip, which may carry the decisions of other
+// concurrent requests (see Batching). The script touches one key; the hash
+// tag {ID} puts all the keys of one caller in one cluster hash slot,
+// whatever the scope, so the store works unchanged with *redis.Client, a
+// Sentinel failover client, *redis.ClusterClient or *redis.Ring.
+//
+// # Batching
+//
+// When many requests are decided at once, their commands travel together:
+// the store sends the EVALSHA commands of all the decisions that were asked
+// for while the previous batch was in flight as one pipeline (one write and
+// one read per server; a Redis Cluster client splits it by node and sends
+// the parts in parallel), at most [Config.MaxBatch] (default 64) at a time,
+// with at most two batches in flight. A request that finds no batch in
+// flight is sent at once: batching adds no waiting, only sharing. Each
+// decision is still exactly one command, executed on its own, so batching
+// changes nothing of what is counted; it saves system calls and wake-ups,
+// on the client and on Redis (docs/adr/0004-redis-batching.md has the
+// measurements). [Config.MaxBatch] 1 turns it off: each Take then sends its
+// own command.
+//
+// Batches are sent by goroutines that run only while decisions are waiting
+// and exit when the queue is empty: an idle store runs no goroutine and
+// needs no Close. A batch is sent with a context of its own (the callers'
+// contexts bound their waits, not the batch), so values carried by a
+// caller's context do not reach go-redis hooks. [Store.Stats] counts the
+// round trips.
 //
 // # Time
 //
@@ -53,17 +76,26 @@
 //
 // # Failures: fail open, fast
 //
-// Each call to Redis is bounded by [Config.Timeout] (default 50ms; the
-// client needs ContextTimeoutEnabled for the bound to reach the socket). A
-// failed call returns an error, and the [core.Limiter] then allows the
-// request without counting it and logs, at a limited rate. After
-// [Config.BreakerFailures] consecutive failures (default 3), a circuit
-// breaker opens: for [Config.BreakerBackoff] (default 1s) Take returns
-// [ErrUnavailable] at once, without calling Redis. Then one trial call goes
-// through; if it succeeds the breaker closes, otherwise it waits another
-// back-off. Openings and closings are logged (an opening at most once in
-// 10s, with the number left out) and counted in [Store.Stats]. A caller
-// that cancels its context is not held against Redis.
+// A Take waits for Redis at most [Config.Timeout] (default 50ms), counted
+// from its start, time queued behind a batch in flight included, or until
+// its context ends if that is sooner. A batch is bounded by the earliest
+// deadline among its decisions (the client needs ContextTimeoutEnabled for
+// the bound to reach the socket), and a decision whose deadline passed
+// while it was queued fails without being sent. A failed call returns an
+// error, and the [core.Limiter] then allows the request without counting
+// it and logs, at a limited rate. A caller that gave up while its command
+// was in flight may still have been counted by Redis.
+//
+// The circuit breaker counts round trips, not decisions: a batch that Redis
+// answered for none of its decisions is one failure, one that it answered
+// is one success. After [Config.BreakerFailures] consecutive failures
+// (default 3), the breaker opens: for [Config.BreakerBackoff] (default 1s)
+// Take returns [ErrUnavailable] at once, without calling Redis. Then one
+// trial call goes through; if it succeeds the breaker closes, otherwise it
+// waits another back-off. Openings and closings are logged (an opening at
+// most once in 10s, with the number left out) and counted in
+// [Store.Stats]. A caller that cancels its context is not held against
+// Redis.
 //
 // # Over-limit cache
 //
@@ -79,6 +111,7 @@
 //
 // # Concurrency
 //
-// A [Store] is safe for concurrent use and starts no goroutine. It does not
-// own the Redis client: close the client yourself.
+// A [Store] is safe for concurrent use. Its only goroutines are the batch
+// senders, which exit as soon as no decision waits (see Batching). It does
+// not own the Redis client: close the client yourself.
 package redisstore

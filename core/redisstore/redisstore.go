@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
 )
 
 // Config configures a [Store]. Zero fields take the defaults stated on each;
@@ -31,8 +30,17 @@ type Config struct {
 	// tag. Default: "ratescope:".
 	Prefix string
 
-	// Timeout bounds each call to Redis. Default: 50ms.
+	// Timeout bounds how long a Take waits for Redis, from the moment it
+	// is called, queueing for a batch included. Default: 50ms.
 	Timeout time.Duration
+
+	// MaxBatch is the most decisions sent to Redis in one round trip (one
+	// pipeline of EVALSHA commands, one per decision). Decisions asked for
+	// while a batch is in flight wait for the next one; a decision that
+	// finds no batch in flight is sent at once. 1 turns batching off: each
+	// Take then sends its own command from its own goroutine, as a lone
+	// command. Default: 64. See the package documentation, Batching.
+	MaxBatch int
 
 	// BreakerFailures is how many consecutive failed calls open the circuit
 	// breaker. Default: 3.
@@ -61,6 +69,7 @@ func DefaultConfig() Config {
 	return Config{
 		Prefix:          "ratescope:",
 		Timeout:         50 * time.Millisecond,
+		MaxBatch:        64,
 		BreakerFailures: 3,
 		BreakerBackoff:  time.Second,
 		CacheSize:       1 << 16,
@@ -77,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = d.Timeout
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = d.MaxBatch
 	}
 	if c.BreakerFailures == 0 {
 		c.BreakerFailures = d.BreakerFailures
@@ -97,7 +109,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports every problem with c, joined: a missing Client, a Prefix
-// with a brace, a negative Timeout, BreakerFailures or BreakerBackoff.
+// with a brace, a negative Timeout, MaxBatch, BreakerFailures or
+// BreakerBackoff.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Client == nil {
@@ -108,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("redisstore: Timeout %s: must not be negative", c.Timeout))
+	}
+	if c.MaxBatch < 0 {
+		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative", c.MaxBatch))
 	}
 	if c.BreakerFailures < 0 {
 		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative", c.BreakerFailures))
@@ -124,19 +140,28 @@ var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
 
 // Store is a [core.Store] that keeps counts in Redis, shared by every
 // process that uses the same Redis and Prefix. Build it with [New]. It is
-// safe for concurrent use and starts no goroutine, so it needs no Close.
+// safe for concurrent use. It sends the decisions of concurrent Takes
+// together (see Batching in the package documentation) from goroutines that
+// run only while decisions are waiting, so an idle Store runs no goroutine
+// and needs no Close.
 type Store struct {
 	client  redis.UniversalClient
 	prefix  string
 	timeout time.Duration
 	breaker breaker
 	cache   *denials // nil when turned off
+	batch   *batcher // nil when MaxBatch is 1
 
 	calls      atomic.Int64
+	trips      atomic.Int64
 	failures   atomic.Int64
 	failedFast atomic.Int64
 	cacheHits  atomic.Int64
 }
+
+// maxSenders is how many batches a Store keeps in flight at most. Two let
+// the client write and read one batch while Redis runs the other.
+const maxSenders = 2
 
 // New returns a Store for cfg, or the errors of [Config.Validate] (after
 // defaults). It does not contact Redis: see [Store.Ping].
@@ -153,6 +178,9 @@ func New(cfg Config) (*Store, error) {
 	}
 	if cfg.CacheSize > 0 {
 		s.cache = newDenials(cfg.CacheSize)
+	}
+	if cfg.MaxBatch > 1 {
+		s.batch = &batcher{client: cfg.Client, max: cfg.MaxBatch, senders: maxSenders, record: s.record, abandon: s.breaker.abandoned}
 	}
 	if !contextTimeouts(cfg.Client) {
 		cfg.Logger.Warn("redisstore: the Redis client ignores context deadlines: Timeout does not bound socket reads and writes; build the client with ContextTimeoutEnabled: true",
@@ -175,11 +203,14 @@ func contextTimeouts(c redis.UniversalClient) bool {
 	return true
 }
 
-// Take implements [core.Store] in one round trip to Redis (see the package
-// documentation). It returns [ErrUnavailable] while the breaker is open, a wrapped Redis or context error if Redis does not
-// answer within Timeout, and an error for a request no [core.Limiter]
-// builds (no limits, more than [core.MaxLimits], a cost below 1, a period
-// that is not a positive multiple of 4µs).
+// Take implements [core.Store] with one EVALSHA command, sent in a round trip
+// that may carry the decisions of other concurrent Takes (see the package
+// documentation). It returns [ErrUnavailable] while the breaker is open, a
+// wrapped Redis or context error if Redis does not answer within Timeout or
+// ctx ends first (Redis may then have counted the request all the same), and
+// an error for a request no [core.Limiter] builds (no limits, more than
+// [core.MaxLimits], a cost below 1, a period that is not a positive multiple
+// of 4µs).
 func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
 	if err := checkRequest(&req); err != nil {
 		return core.Result{}, err
@@ -200,32 +231,23 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		}
 	}
 
+	if err := ctx.Err(); err != nil {
+		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
+	}
 	if !s.breaker.allow() {
 		s.failedFast.Add(1)
 		return core.Result{}, ErrUnavailable
 	}
-	args := make([]any, 2, 2+2*len(req.Limits))
-	args[0], args[1] = now, req.Cost
-	for _, r := range req.Limits {
-		args = append(args, window.Width(r.Period)/int64(time.Microsecond), r.Limit)
-	}
-	callCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	s.calls.Add(1)
-	out, err := takeScript.Run(callCtx, s.client, []string{key}, args...).Int64Slice()
-	cancel()
-	if err == nil && len(out) != 1+3*len(req.Limits) {
-		err = fmt.Errorf("script returned %d values, want %d", len(out), 1+3*len(req.Limits))
+	c := newCall(key, now, &req)
+	var out [1 + 3*core.MaxLimits]int64
+	n, err := s.do(ctx, c, out[:])
+	if err == nil && n != 1+3*len(req.Limits) {
+		err = fmt.Errorf("script returned %d values, want %d", n, 1+3*len(req.Limits))
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			s.breaker.abandoned()
-		} else {
-			s.failures.Add(1)
-			s.breaker.failed(err)
-		}
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
-	s.breaker.succeeded()
 
 	res := core.Result{Allowed: out[0] == 1}
 	for i, r := range req.Limits {
@@ -241,6 +263,65 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		s.cache.remember(&ck, now, req.Cost, &res)
 	}
 	return res, nil
+}
+
+// do runs c, in a batch or alone, reads the script's answer into out and
+// returns how many values it had. It releases c unless the caller left
+// before the answer.
+func (s *Store) do(ctx context.Context, c *call, out []int64) (int, error) {
+	if s.batch == nil {
+		callCtx, cancel := context.WithTimeout(ctx, s.timeout)
+		c.cmd = takeScript.Run(callCtx, s.client, []string{c.key}, c.args[4:c.n]...)
+		cancel()
+		switch err := c.cmd.Err(); {
+		case err == nil:
+			s.record(1, nil, 0)
+		case ctx.Err() != nil:
+			s.trips.Add(1)
+			s.breaker.abandoned()
+		default:
+			s.record(1, err, 1)
+		}
+	} else {
+		c.ctx, c.deadline = ctx, time.Now().Add(s.timeout)
+		if err := s.batch.do(ctx, c); err != nil {
+			return 0, err // the caller left: the sender may still hold c
+		}
+	}
+	defer c.release()
+	if c.err != nil {
+		return 0, c.err
+	}
+	vals, err := c.cmd.Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(vals) > len(out) {
+		return len(vals), nil
+	}
+	for i, v := range vals {
+		n, ok := v.(int64)
+		if !ok {
+			return 0, fmt.Errorf("script returned %T, want integers", v)
+		}
+		out[i] = n
+	}
+	return len(vals), nil
+}
+
+// record counts the outcome of a batch of calls: trips round trips (one per
+// pipeline), the error that all of them met or nil if Redis answered some,
+// and how many calls failed. The breaker sees one success or one failure per
+// batch, so that it opens after BreakerFailures batches fail however many
+// decisions each carried.
+func (s *Store) record(trips int, err error, failed int) {
+	s.trips.Add(int64(trips))
+	s.failures.Add(int64(failed))
+	if err != nil {
+		s.breaker.failed(err)
+	} else if trips > 0 || failed == 0 {
+		s.breaker.succeeded()
+	}
 }
 
 // Shared reports that counts are shared by every process using the same
@@ -267,8 +348,13 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Stats counts what a [Store] did since [New].
 type Stats struct {
-	// Calls is the number of decisions sent to Redis, one round trip each.
+	// Calls is the number of decisions sent to Redis: one EVALSHA command
+	// each.
 	Calls int64
+	// RoundTrips is the number of pipelines (or lone commands) that carried
+	// Calls: fewer than Calls when decisions were batched. A pipeline
+	// counts once even when a Redis Cluster splits it among its masters.
+	RoundTrips int64
 	// Failures is the number of Calls that failed, a caller's own
 	// cancellation aside.
 	Failures int64
@@ -292,6 +378,7 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{
 		Calls:        s.calls.Load(),
+		RoundTrips:   s.trips.Load(),
 		Failures:     s.failures.Load(),
 		BreakerOpens: s.breaker.opens.Load(),
 		FailedFast:   s.failedFast.Load(),

@@ -23,14 +23,21 @@ import (
 // quiet discards the stores' logs in tests.
 var quiet = slog.New(slog.DiscardHandler)
 
-// counter is a go-redis hook that counts the commands a client sends.
-type counter struct{ n atomic.Int64 }
+// counter is a go-redis hook that counts the commands a client sends (n),
+// and among them the script commands, EVALSHA or EVAL, that decide (scripts)
+// and the round trips that carry these (trips: one per lone command or
+// pipeline). Connection set-up (HELLO, CLIENT SETINFO) counts in n only.
+type counter struct{ n, scripts, trips atomic.Int64 }
 
 func (c *counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.n.Add(1)
+		if isScript(cmd) {
+			c.scripts.Add(1)
+			c.trips.Add(1)
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -38,8 +45,23 @@ func (c *counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.n.Add(int64(len(cmds)))
+		scripts := 0
+		for _, cmd := range cmds {
+			if isScript(cmd) {
+				scripts++
+			}
+		}
+		if scripts > 0 {
+			c.scripts.Add(int64(scripts))
+			c.trips.Add(1)
+		}
 		return next(ctx, cmds)
 	}
+}
+
+func isScript(cmd redis.Cmder) bool {
+	name := cmd.Name()
+	return name == "evalsha" || name == "eval"
 }
 
 func newClient(t testing.TB, addr string) *redis.Client {
@@ -109,31 +131,36 @@ func TestConformanceWithoutCache(t *testing.T) {
 }
 
 // TestTwoProcesses runs two stores, with clients of their own, as two
-// processes sharing one Redis.
+// processes sharing one Redis, batching or not.
 func TestTwoProcesses(t *testing.T) {
 	t.Parallel()
-	const limit, requests = 40, 300
-	prefix := uniquePrefix()
-	stores := []*redisstore.Store{
-		newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix}),
-		newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix}),
-	}
-	req := core.Request{Scope: "two", Caller: anon("203.0.113.9"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
-	var allowed atomic.Int64
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range requests {
-		wg.Go(func() {
-			<-start
-			res, err := stores[i%2].Take(context.Background(), req)
-			if assert.NoError(t, err) && res.Allowed {
-				allowed.Add(1)
+	for _, maxBatch := range []int{64, 1} {
+		t.Run(fmt.Sprintf("MaxBatch=%d", maxBatch), func(t *testing.T) {
+			t.Parallel()
+			const limit, requests = 40, 300
+			prefix := uniquePrefix()
+			stores := []*redisstore.Store{
+				newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix, MaxBatch: maxBatch}),
+				newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix, MaxBatch: maxBatch}),
 			}
+			req := core.Request{Scope: "two", Caller: anon("203.0.113.9"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
+			var allowed atomic.Int64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range requests {
+				wg.Go(func() {
+					<-start
+					res, err := stores[i%2].Take(context.Background(), req)
+					if assert.NoError(t, err) && res.Allowed {
+						allowed.Add(1)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			assert.Equal(t, int64(limit), allowed.Load())
 		})
 	}
-	close(start)
-	wg.Wait()
-	assert.Equal(t, int64(limit), allowed.Load())
 }
 
 func TestKeysExpire(t *testing.T) {
@@ -235,9 +262,9 @@ func TestHashTag(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
+	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, MaxBatch: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
 	require.Error(t, err)
-	for _, want := range []string{"no Client", "Prefix", "Timeout", "BreakerFailures", "BreakerBackoff"} {
+	for _, want := range []string{"no Client", "Prefix", "Timeout", "MaxBatch", "BreakerFailures", "BreakerBackoff"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.True(t, strings.HasPrefix(err.Error(), "redisstore: "))
@@ -245,6 +272,7 @@ func TestConfig(t *testing.T) {
 	d := redisstore.DefaultConfig()
 	assert.Equal(t, "ratescope:", d.Prefix)
 	assert.Equal(t, 50*time.Millisecond, d.Timeout)
+	assert.Equal(t, 64, d.MaxBatch)
 	assert.Equal(t, 3, d.BreakerFailures)
 	assert.Equal(t, time.Second, d.BreakerBackoff)
 

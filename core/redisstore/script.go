@@ -18,7 +18,11 @@ import "github.com/redis/go-redis/v9"
 // It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
 // retry after (µs)}: integers, all below 2^53, so no precision is lost on
 // the way out of Lua's doubles.
-var takeScript = redis.NewScript(`
+var takeScript = redis.NewScript(takeLua)
+
+// takeLua is the source of takeScript, sent with EVAL when a server does not
+// have the script (see batch.go).
+const takeLua = `
 local SLOTS = 5
 local BUCKETS = 4
 local key = KEYS[1]
@@ -131,4 +135,4 @@ for i = 0, n - 1 do
 end
 redis.call('SET', key, struct.pack(format, unpack(state)), 'PX', string.format('%d', math.ceil(expire / 1000)))
 return out
-`)
+`

@@ -1,0 +1,255 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
+)
+
+func TestConformanceUnbatched(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, server.Addr)
+	storetest.Run(t, func(t *testing.T) core.Store {
+		return newStore(t, redisstore.Config{Client: client, MaxBatch: 1})
+	})
+}
+
+// burst sends goroutines × each decisions at once through s: one hot caller
+// limited to limit (of which exactly limit must be allowed) and many callers
+// with room. It returns how many decisions it sent.
+func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int, limit int64) int64 {
+	t.Helper()
+	ctx := context.Background()
+	hot := core.Request{Scope: scope, Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(limit), core.PerDay(10 * limit)}, Cost: 1, Now: storetest.Start}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range goroutines {
+		wg.Go(func() {
+			<-start
+			for i := range each {
+				req := hot
+				if i%2 == 1 {
+					req.Caller = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(g), byte(i)}), 32)}
+				}
+				res, err := s.Take(ctx, req)
+				if !assert.NoError(t, err) {
+					return
+				}
+				if i%2 == 1 {
+					assert.True(t, res.Allowed, "a caller with room")
+				} else if res.Allowed {
+					allowed.Add(1)
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.Equal(t, limit, allowed.Load(), "the hot caller gets exactly its limit")
+	return int64(goroutines * each)
+}
+
+// TestBatching checks that concurrent decisions share round trips, one
+// EVALSHA each, and that MaxBatch 1 sends every decision alone.
+func TestBatching(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		client   func(t *testing.T) redis.UniversalClient
+		maxBatch int
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "server unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "server batches of 2", maxBatch: 2, client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := tc.client(t)
+			hook := &counter{}
+			client.AddHook(hook)
+			s := newStore(t, redisstore.Config{Client: client, MaxBatch: tc.maxBatch, CacheSize: -1})
+			// Dial the connections and load the script on every node
+			// first: a first EVALSHA that meets NOSCRIPT is sent again.
+			burst(t, s, "batching-warm-up", 64, 10, 100)
+			calls, fromStore := s.Stats().Calls, s.Stats().RoundTrips
+			cmds, trips := hook.scripts.Load(), hook.trips.Load()
+
+			decisions := burst(t, s, "batching", 64, 20, 100)
+			cmds, trips = hook.scripts.Load()-cmds, hook.trips.Load()-trips
+			calls, fromStore = s.Stats().Calls-calls, s.Stats().RoundTrips-fromStore
+			t.Logf("%d decisions in %d round trips (%d by the store's count)", decisions, trips, fromStore)
+			assert.Equal(t, decisions, cmds, "one command per decision")
+			assert.Equal(t, decisions, calls)
+			assert.Equal(t, trips, fromStore, "Stats.RoundTrips")
+			if tc.maxBatch == 1 {
+				assert.Equal(t, decisions, trips, "one round trip per decision")
+				return
+			}
+			assert.Less(t, trips, decisions, "decisions share round trips")
+			if tc.maxBatch == 2 {
+				assert.GreaterOrEqual(t, trips, decisions/2, "no more than MaxBatch decisions a round trip")
+			}
+		})
+	}
+}
+
+// TestNoScript flushes the script cache of servers of the test's own between
+// decisions: EVALSHA then fails with NOSCRIPT, and the store must send those
+// decisions again with EVAL, alone and in batches, on a server and on a
+// cluster.
+func TestNoScript(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	cl := redistest.ClusterFor(t, 3)
+	for _, tc := range []struct {
+		name     string
+		client   func(t *testing.T) redis.UniversalClient
+		maxBatch int
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }},
+		{name: "server unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = c.Close() })
+			return c
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			client := tc.client(t)
+			flush := func() {
+				t.Helper()
+				if c, ok := client.(*redis.ClusterClient); ok {
+					require.NoError(t, c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+						return n.ScriptFlush(ctx).Err()
+					}))
+					return
+				}
+				require.NoError(t, client.ScriptFlush(ctx).Err())
+			}
+			s := newStore(t, redisstore.Config{Client: client, MaxBatch: tc.maxBatch, CacheSize: -1})
+			req := core.Request{Scope: "noscript", Caller: core.Caller{User: "ann"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+			_, err := s.Take(ctx, req)
+			require.NoError(t, err)
+
+			flush()
+			res, err := s.Take(ctx, req)
+			require.NoError(t, err, "a lone decision after SCRIPT FLUSH")
+			assert.Equal(t, int64(998), res.Limits[0].Remaining, "the counts survived: only scripts were flushed")
+
+			flush()
+			n := burst(t, s, "noscript-"+tc.name, 32, 10, 50)
+			assert.Equal(t, n+2, s.Stats().Calls)
+			assert.Zero(t, s.Stats().Failures)
+		})
+	}
+}
+
+// senders counts the goroutines sending batches, in every store of the
+// process.
+func senders() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "redisstore.(*batcher).run")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// TestIdleStoreRunsNothing checks that a store leaves no goroutine running
+// once its decisions are answered. It does not run in parallel: it counts
+// the goroutines of the whole process.
+func TestIdleStoreRunsNothing(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: server.Addr, ContextTimeoutEnabled: true, PoolSize: 64})
+	require.NoError(t, client.Ping(context.Background()).Err())
+	// Count from inside a condition of Eventually, as after: it runs its
+	// condition on a goroutine of its own.
+	var before, after int
+	require.Eventually(t, func() bool { before = runtime.NumGoroutine(); return true }, time.Second, time.Millisecond)
+	s := newStore(t, redisstore.Config{Client: client})
+	burst(t, s, "idle", 64, 10, 100)
+	require.NoError(t, client.Close())
+	assert.Eventually(t, func() bool { return senders() == 0 }, 5*time.Second, 5*time.Millisecond, "no sender left")
+	assert.Eventually(t, func() bool { after = runtime.NumGoroutine(); return after <= before }, 5*time.Second, 5*time.Millisecond, "goroutines")
+	t.Logf("goroutines: %d before, %d after", before, after)
+}
+
+// TestTimeoutInBatch pauses Redis under a burst of decisions: every caller
+// gives up after Timeout (or its own shorter deadline), whether its command
+// was in flight or still queued behind a batch, and once Redis resumes the
+// store works again.
+func TestTimeoutInBatch(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	const timeout = 100 * time.Millisecond
+	s := newStore(t, redisstore.Config{Client: client, Timeout: timeout, BreakerFailures: 1000})
+	ctx := context.Background()
+	req := core.Request{Scope: "slow", Caller: core.Caller{User: "sam"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, req)
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Pause())
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = srv.Resume()
+		}
+	})
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			ctx, want := ctx, timeout
+			if i%4 == 0 {
+				// A caller with a deadline of its own, shorter than
+				// Timeout.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+				defer cancel()
+				want = 20 * time.Millisecond
+			}
+			start := time.Now()
+			_, err := s.Take(ctx, req)
+			took := time.Since(start)
+			if assert.Error(t, err) {
+				assert.True(t, errors.Is(err, context.DeadlineExceeded) || isTimeout(err), "a timeout: %v", err)
+			}
+			// A batch ends at the earliest deadline of its callers, so a
+			// caller may give up a little before its own.
+			assert.GreaterOrEqual(t, took, want/2, "waited for about its deadline")
+			assert.Less(t, took, want+time.Second, "gave up about at its deadline")
+		})
+	}
+	wg.Wait()
+	assert.Positive(t, s.Stats().Failures)
+
+	require.NoError(t, srv.Resume())
+	resumed = true
+	require.Eventually(t, func() bool {
+		_, err := s.Take(ctx, req)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "the store works again once Redis answers")
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	assert.True(t, res.Allowed)
+}
