@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 		{"CallersApart", testCallersApart},
 		{"Expiry", testExpiry},
 		{"ClockSteppingBack", testClockBack},
+		{"TimesBeforeTheEpoch", testEpoch},
 		{"Concurrency", testConcurrency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,6 +317,19 @@ func testClockBack(t *testing.T, s core.Store) {
 	c.allow(3)
 	c.now = Start.Add(8 * time.Minute)
 	assert.False(t, c.take(1).Allowed, "a clock that steps back frees nothing")
+}
+
+func testEpoch(t *testing.T, s core.Store) {
+	// A zero time.Time (a clock never set) and the epoch itself are
+	// counted at the epoch, whose window reaches back before it.
+	c := newCaller(t, s, core.PerMinute(2))
+	c.now = time.Time{}
+	c.allow(1)
+	c.now = time.Unix(0, 0)
+	c.allow(1)
+	res := c.take(1)
+	require.False(t, res.Allowed)
+	assert.Equal(t, 75*time.Second, res.Limits[0].RetryAfter)
 }
 
 func testConcurrency(t *testing.T, s core.Store) {

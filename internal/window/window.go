@@ -38,8 +38,11 @@ func Width(p time.Duration) int64 {
 	return (int64(p) + Buckets - 1) / Buckets
 }
 
+// slot returns the index of a bucket's counter. Buckets before the Unix
+// epoch's have negative numbers (near time 0, the window reaches back past
+// it): the index is the floored remainder, as Lua's % gives.
 func slot(bucket int64) int {
-	return int(bucket % Slots)
+	return int((bucket%Slots + Slots) % Slots)
 }
 
 // Advance moves the counters from the bucket of time last to the bucket of
