@@ -25,114 +25,105 @@ var takeScript = redis.NewScript(takeLua)
 const takeLua = `
 local SLOTS = 5
 local BUCKETS = 4
-local key = KEYS[1]
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local n = (#ARGV - 2) / 2
 local format = '<d' .. string.rep('I4', SLOTS * n)
+local fmod = math.fmod
 
--- floor(a / b) for integers below 2^53: fmod is exact where a / b may round.
-local function idiv(a, b)
-	return (a - math.fmod(a, b)) / b
-end
-
-local last = 0
-local v = {}
-local stored = redis.call('GET', key)
+-- c holds every counter: counter j of window i is c[SLOTS*i + j + 2], so
+-- that c can be packed back as it is, after c[1], the time of the last
+-- request.
+local c
+local stored = redis.call('GET', KEYS[1])
 if stored and #stored == struct.size(format) then
-	v = {struct.unpack(format, stored)}
-	last = v[1]
+	c = {struct.unpack(format, stored)}
+	c[#c] = nil -- struct.unpack also returns the next position
+else
+	c = {0}
+	for f = 2, SLOTS * n + 1 do
+		c[f] = 0
+	end
 end
+local last = c[1]
 -- A clock that steps back is read as standing still: nothing is freed early.
 if now < last then
 	now = last
 end
+c[1] = now
 
-local windows = {}
+-- Advance every window and check that the cost fits all of them.
+-- floor(a / b) is computed with fmod, which is exact where a / b may round.
 local allowed = true
+local curs, sums = {}, {}
 for i = 0, n - 1 do
 	local width = tonumber(ARGV[3 + 2 * i])
-	local limit = tonumber(ARGV[4 + 2 * i])
-	local c = {}
-	for j = 0, SLOTS - 1 do
-		c[j] = v[SLOTS * i + j + 2] or 0
-	end
-	-- Advance: clear the buckets that left the window since last.
-	local from, cur = idiv(last, width), idiv(now, width)
+	local base = SLOTS * i + 2
+	local from = (last - fmod(last, width)) / width
+	local cur = (now - fmod(now, width)) / width
 	if cur - from >= SLOTS then
 		for j = 0, SLOTS - 1 do
-			c[j] = 0
+			c[base + j] = 0
 		end
 	else
 		for b = from + 1, cur do
-			c[b % SLOTS] = 0
+			c[base + b % SLOTS] = 0
 		end
 	end
 	local sum = 0
 	for j = 0, SLOTS - 1 do
-		sum = sum + c[j]
+		sum = sum + c[base + j]
 	end
-	-- Wait: drop the oldest buckets until the cost fits.
-	local wait = -1
-	if sum + cost <= limit then
-		wait = 0
-	else
-		local s = sum
-		for k = 0, SLOTS - 1 do
-			s = s - c[(cur - BUCKETS + k) % SLOTS]
-			if s + cost <= limit then
-				wait = (cur + 1 + k) * width - now
-				break
-			end
-		end
-	end
-	windows[i] = {width = width, limit = limit, c = c, cur = cur, sum = sum, wait = wait}
-	if wait ~= 0 then
+	curs[i], sums[i] = cur, sum
+	if sum + cost > tonumber(ARGV[4 + 2 * i]) then
 		allowed = false
 	end
 end
 
--- Reset: how long until the newest non-empty bucket leaves the window.
-local function reset(w)
-	for k = 0, SLOTS - 1 do
-		local b = w.cur - k
-		if w.c[b % SLOTS] ~= 0 then
-			return (b + 1 + BUCKETS) * w.width - now
-		end
-	end
-	return 0
-end
-
 local out = {allowed and 1 or 0}
-local state = {now}
 local expire = 0
 for i = 0, n - 1 do
-	local w = windows[i]
-	local retry = w.wait
-	if retry < 0 then
-		-- The cost is above the limit: it never fits.
-		retry = reset(w) + w.width
-	end
+	local width = tonumber(ARGV[3 + 2 * i])
+	local limit = tonumber(ARGV[4 + 2 * i])
+	local base = SLOTS * i + 2
+	local cur, sum = curs[i], sums[i]
 	if allowed then
-		w.c[w.cur % SLOTS] = w.c[w.cur % SLOTS] + cost
-		w.sum = w.sum + cost
+		local f = base + cur % SLOTS
+		c[f] = c[f] + cost
+		sum = sum + cost
 	end
-	local remaining = w.limit - w.sum
+	-- Reset: until the newest non-empty bucket leaves the window.
+	local reset = 0
+	for k = 0, SLOTS - 1 do
+		if c[base + (cur - k) % SLOTS] ~= 0 then
+			reset = (cur - k + 1 + BUCKETS) * width - now
+			break
+		end
+	end
+	-- Retry after: drop the oldest buckets until the cost fits.
+	local retry = 0
+	if not allowed and sum + cost > limit then
+		retry = reset + width -- the cost is above the limit: it never fits
+		local s = sum
+		for k = 0, SLOTS - 1 do
+			s = s - c[base + (cur - BUCKETS + k) % SLOTS]
+			if s + cost <= limit then
+				retry = (cur + 1 + k) * width - now
+				break
+			end
+		end
+	end
+	local remaining = limit - sum
 	if remaining < 0 then
 		remaining = 0
 	end
-	out[#out + 1] = remaining
-	out[#out + 1] = reset(w)
-	out[#out + 1] = retry
-	for j = 0, SLOTS - 1 do
-		state[#state + 1] = w.c[j]
-	end
+	out[3 * i + 2], out[3 * i + 3], out[3 * i + 4] = remaining, reset, retry
 	-- The window is certainly empty at (cur + 1 + BUCKETS) * width.
-	local e = (w.cur + 1 + BUCKETS) * w.width - now
+	local e = (cur + 1 + BUCKETS) * width - now
 	if e > expire then
 		expire = e
 	end
 end
-redis.call('SET', key, struct.pack(format, unpack(state)), 'PX', string.format('%d', math.ceil(expire / 1000)))
+redis.call('SET', KEYS[1], struct.pack(format, unpack(c)), 'PX', string.format('%d', math.ceil(expire / 1000)))
 return out
 `
