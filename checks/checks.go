@@ -56,7 +56,8 @@ func (l Level) String() string {
 type Message struct {
 	// ID identifies the message, such as "ratescope.W601"; it does not
 	// change between releases, so it can be searched for and silenced.
-	ID    string
+	ID string
+	// Level is Warning or Error.
 	Level Level
 	// Text says what is wrong, in one sentence.
 	Text string
