@@ -1,12 +1,8 @@
 package ginlimit_test
 
 import (
-	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,240 +14,64 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/ginlimit"
+	"github.com/ratescope/ratescope/internal/adaptertest"
 )
 
 func init() { gin.SetMode(gin.TestMode) }
 
-// newLimiter returns a limiter over a fresh memory store, with 3/min and
-// 100/day for anonymous callers and 5/min and 1000/day for users, one proxy,
-// and the fake clock.
-func newLimiter(t *testing.T, store core.Store, clock *storetest.Clock) *core.Limiter {
-	t.Helper()
-	if store == nil {
-		ms := memstore.New(memstore.Config{SweepInterval: -1})
-		t.Cleanup(func() { _ = ms.Close() })
-		store = ms
-	}
-	lim, err := core.New(core.Config{
-		Store:      store,
-		Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "5/min,1000/day"},
-		NumProxies: core.Proxies(1),
-		Now:        clock.Now,
-		Logger:     slog.New(slog.DiscardHandler),
-	})
-	require.NoError(t, err)
-	return lim
-}
+// userKey is the gin.Context key where the session middleware of the suite's
+// UserFromContext leaves the user id.
+type userKey struct{}
 
-// newRouter serves GET /api with the middleware of cfg, the user taken from
-// the X-User request header, and a handler that writes "ok" along with the
-// decision it reads from the context.
-func newRouter(t *testing.T, cfg ginlimit.Config) *gin.Engine {
-	t.Helper()
-	if cfg.User == nil {
-		cfg.User = func(c *gin.Context) string { return c.GetHeader("X-User") }
-	}
-	limit, err := ginlimit.New(cfg)
-	require.NoError(t, err)
-	r := gin.New()
-	r.GET("/api", limit, func(c *gin.Context) {
-		d, ok := ginlimit.Decision(c)
-		if !ok {
-			c.String(http.StatusInternalServerError, "no decision")
-			return
+func TestSuite(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
+		r := gin.New()
+		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost}
+		switch o.User {
+		case adaptertest.UserFromHeader:
+			cfg.User = func(c *gin.Context) string { return c.GetHeader(adaptertest.UserHeader) }
+		case adaptertest.UserFromContext:
+			r.Use(func(c *gin.Context) { c.Set(userKey{}, c.GetHeader(adaptertest.UserHeader)) })
+			cfg.User = func(c *gin.Context) string { return c.GetString(userKey{}) }
 		}
-		c.Header("X-Counted", strconv.FormatBool(d.Counted))
-		c.Header("X-Caller", d.Caller.String())
-		c.String(http.StatusOK, "ok")
-	})
-	return r
-}
-
-// get sends GET /api from remoteAddr with the given headers.
-func get(r http.Handler, remoteAddr string, header map[string]string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, "/api", nil)
-	req.RemoteAddr = remoteAddr
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	w := httptest.NewRecorder()
-	r.ServeHTTP(w, req)
-	return w
-}
-
-func TestLimit(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{Limiter: newLimiter(t, nil, clock)})
-
-	for i := range 3 {
-		w := get(r, "192.0.2.1:1234", nil)
-		require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
-		assert.Equal(t, "ok", w.Body.String())
-		assert.Equal(t, `"api.anon.min";q=3;w=60, "api.anon.day";q=100;w=86400`, w.Header().Get("RateLimit-Policy"))
-		assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=`+strconv.Itoa(2-i)+";t=")
-		assert.Empty(t, w.Header().Get("Retry-After"))
-		assert.Equal(t, "true", w.Header().Get("X-Counted"))
-		assert.Equal(t, "192.0.2.1", w.Header().Get("X-Caller"))
-	}
-
-	w := get(r, "192.0.2.1:1234", nil)
-	require.Equal(t, http.StatusTooManyRequests, w.Code)
-	retry := w.Header().Get("Retry-After")
-	require.NotEmpty(t, retry)
-	secs, err := strconv.Atoi(retry)
-	require.NoError(t, err)
-	assert.Positive(t, secs)
-	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=0;t=`)
-	assert.NotEmpty(t, w.Header().Get("RateLimit-Policy"))
-	assert.JSONEq(t, `{"detail":"Request was throttled. Expected available in `+retry+` seconds.","retry_after":`+retry+`}`, w.Body.String())
-	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
-	assert.Empty(t, w.Header().Get("X-Counted"), "the handler must not run")
-
-	clock.Advance(time.Duration(secs) * time.Second)
-	assert.Equal(t, http.StatusOK, get(r, "192.0.2.1:1234", nil).Code, "allowed again after Retry-After")
-}
-
-func TestCallersApart(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{Limiter: newLimiter(t, nil, clock)})
-
-	for range 3 {
-		require.Equal(t, http.StatusOK, get(r, "192.0.2.1:1234", nil).Code)
-	}
-	require.Equal(t, http.StatusTooManyRequests, get(r, "192.0.2.1:1234", nil).Code)
-
-	// A user signed in from the same address has a count of its own, by
-	// id, with the user limits.
-	w := get(r, "192.0.2.1:1234", map[string]string{"X-User": "alice"})
-	require.Equal(t, http.StatusOK, w.Code)
-	assert.Equal(t, "alice", w.Header().Get("X-Caller"))
-	assert.Contains(t, w.Header().Get("RateLimit-Policy"), `"api.user.min";q=5;w=60`)
-	for range 4 {
-		require.Equal(t, http.StatusOK, get(r, "198.51.100.9:1", map[string]string{"X-User": "alice"}).Code)
-	}
-	assert.Equal(t, http.StatusTooManyRequests, get(r, "203.0.113.5:1", map[string]string{"X-User": "alice"}).Code,
-		"a user is counted by id whatever its address")
-	assert.Equal(t, http.StatusOK, get(r, "192.0.2.1:1234", map[string]string{"X-User": "bob"}).Code)
-	assert.Equal(t, http.StatusOK, get(r, "192.0.2.2:1234", nil).Code, "another address has its own count")
-}
-
-func TestForwardedForSpoofing(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{Limiter: newLimiter(t, nil, clock)})
-
-	// Behind one proxy (10.0.0.1), the caller at 203.0.113.7 writes a new
-	// left-hand entry each time; the proxy appends the real address.
-	spoof := func(i int) map[string]string {
-		return map[string]string{
-			"X-Forwarded-For": "198.51.100." + strconv.Itoa(i) + ", 203.0.113.7",
-			"X-Real-IP":       "198.51.100." + strconv.Itoa(i),
+		if o.Exempt != nil {
+			cfg.Exempt = func(_ *gin.Context, caller core.Caller) bool { return o.Exempt(caller) }
 		}
-	}
-	for i := range 3 {
-		w := get(r, "10.0.0.1:5555", spoof(i))
-		require.Equal(t, http.StatusOK, w.Code)
-		assert.Equal(t, "203.0.113.7", w.Header().Get("X-Caller"))
-	}
-	assert.Equal(t, http.StatusTooManyRequests, get(r, "10.0.0.1:5555", spoof(9)).Code)
-	assert.Equal(t, http.StatusTooManyRequests, get(r, "10.0.0.1:5555", map[string]string{"X-Forwarded-For": "203.0.113.7"}).Code)
-	assert.Equal(t, http.StatusOK, get(r, "10.0.0.1:5555", map[string]string{"X-Forwarded-For": "203.0.113.8"}).Code)
-}
-
-func TestExempt(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{
-		Limiter: newLimiter(t, nil, clock),
-		Exempt:  func(_ *gin.Context, c core.Caller) bool { return c.User == "admin" },
-	})
-	for range 10 {
-		w := get(r, "192.0.2.1:1234", map[string]string{"X-User": "admin"})
-		require.Equal(t, http.StatusOK, w.Code)
-		assert.Equal(t, "false", w.Header().Get("X-Counted"))
-		assert.Equal(t, "admin", w.Header().Get("X-Caller"))
-		assert.Empty(t, w.Header().Get("RateLimit"))
-		assert.Empty(t, w.Header().Get("RateLimit-Policy"))
-	}
-	w := get(r, "192.0.2.1:1234", map[string]string{"X-User": "alice"})
-	assert.Equal(t, "true", w.Header().Get("X-Counted"))
-}
-
-func TestCost(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{Limiter: newLimiter(t, nil, clock), Cost: 2})
-
-	w := get(r, "192.0.2.1:1234", nil)
-	require.Equal(t, http.StatusOK, w.Code)
-	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=1;t=`)
-	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.day";r=98;t=`)
-	assert.Equal(t, http.StatusTooManyRequests, get(r, "192.0.2.1:1234", nil).Code, "2 units left of 3 is not enough")
-}
-
-func TestDenyHandler(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	r := newRouter(t, ginlimit.Config{
-		Limiter: newLimiter(t, nil, clock),
-		DenyHandler: func(c *gin.Context, d *core.Decision) {
-			c.String(http.StatusServiceUnavailable, "slow down, %s", d.Caller)
-		},
-	})
-	for range 3 {
-		require.Equal(t, http.StatusOK, get(r, "192.0.2.1:1234", nil).Code)
-	}
-	w := get(r, "192.0.2.1:1234", nil)
-	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
-	assert.Equal(t, "slow down, 192.0.2.1", w.Body.String(), "the handler must not run, even if the deny handler does not abort")
-	assert.NotEmpty(t, w.Header().Get("Retry-After"))
-}
-
-// failingStore is a core.Store that cannot be reached.
-type failingStore struct{}
-
-var errDown = errors.New("store down")
-
-func (failingStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errDown
-}
-
-func TestStoreFailure(t *testing.T) {
-	t.Parallel()
-	clock := storetest.NewClock(storetest.Start)
-	lim := newLimiter(t, failingStore{}, clock)
-
-	t.Run("fail open", func(t *testing.T) {
-		t.Parallel()
-		r := newRouter(t, ginlimit.Config{Limiter: lim})
-		for range 5 {
-			w := get(r, "192.0.2.1:1234", nil)
-			require.Equal(t, http.StatusOK, w.Code)
-			assert.Equal(t, "false", w.Header().Get("X-Counted"))
-			assert.Empty(t, w.Header().Get("RateLimit"))
+		if o.Deny != nil {
+			cfg.DenyHandler = func(c *gin.Context, d *core.Decision) {
+				c.String(http.StatusServiceUnavailable, o.Deny(d))
+			}
 		}
-	})
-	t.Run("error handler refuses", func(t *testing.T) {
-		t.Parallel()
-		var got error
-		r := newRouter(t, ginlimit.Config{
-			Limiter: lim,
-			ErrorHandler: func(c *gin.Context, err error) {
-				got = err
+		if o.StoreError != nil {
+			cfg.ErrorHandler = func(c *gin.Context, err error) {
+				o.StoreError(err)
 				c.AbortWithStatus(http.StatusServiceUnavailable)
-			},
+			}
+		}
+		limit, err := ginlimit.New(cfg)
+		require.NoError(t, err)
+		r.GET(adaptertest.Path, limit, func(c *gin.Context) {
+			d, ok := ginlimit.Decision(c)
+			o.Handler(c.Writer, d, ok)
 		})
-		w := get(r, "192.0.2.1:1234", nil)
-		assert.Equal(t, http.StatusServiceUnavailable, w.Code)
-		assert.ErrorIs(t, got, errDown)
+		return r
 	})
+}
+
+func TestDenyJSON(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	c, _ := gin.CreateTestContext(w)
+	ginlimit.DenyJSON(c, &core.Decision{RetryAfter: 1500 * time.Millisecond})
+	assert.True(t, c.IsAborted())
+	assert.Equal(t, http.StatusTooManyRequests, w.Code)
+	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
+	assert.JSONEq(t, `{"detail":"Request was throttled. Expected available in 2 seconds.","retry_after":2}`, w.Body.String())
 }
 
 func TestNewErrors(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, nil, storetest.NewClock(storetest.Start))
+	lim := adaptertest.NewLimiter(t, storetest.NewClock(storetest.Start))
 	tests := []struct {
 		name string
 		cfg  ginlimit.Config

@@ -1,0 +1,487 @@
+// Package adaptertest is the suite that every framework adapter (ginlimit,
+// echolimit) passes, so that a request gets the same answer on Gin and on
+// Echo.
+//
+// An adapter's test runs it with a builder that serves GET [Path] with the
+// adapter's middleware, configured from the framework-neutral [Options]:
+//
+//	func TestSuite(t *testing.T) {
+//		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost}
+//			// ... User, Exempt, Deny and StoreError as Options says ...
+//			limit, err := ginlimit.New(cfg)
+//			require.NoError(t, err)
+//			r := gin.New()
+//			r.GET(adaptertest.Path, limit, func(c *gin.Context) {
+//				d, ok := ginlimit.Decision(c)
+//				o.Handler(c.Writer, d, ok)
+//			})
+//			return r
+//		})
+//	}
+//
+// The suite covers the answer over the limit (429, Retry-After, the
+// RateLimit headers and the JSON body, before the handler runs), anonymous
+// and signed-in callers counted apart with the user read from a header or
+// from the context, X-Forwarded-For behind one proxy, exemption, cost, a
+// custom deny handler, failing open when the store fails and an error
+// handler that refuses, and the decision the handler reads. What only one
+// framework has (Echo's Skipper, the errors of New) is tested in the
+// adapter's own package.
+package adaptertest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// Path is the path the builder serves, with GET.
+const Path = "/api"
+
+// UserHeader is the request header that carries the signed-in user's id
+// when [Options.User] is [UserFromHeader] or [UserFromContext].
+const UserHeader = "X-User"
+
+// A UserSource says where the middleware's Config.User finds the signed-in
+// user's id.
+type UserSource int
+
+const (
+	// NoUser leaves Config.User nil: every caller is anonymous, whatever
+	// headers it sends.
+	NoUser UserSource = iota
+	// UserFromHeader makes Config.User return the [UserHeader] request
+	// header.
+	UserFromHeader
+	// UserFromContext makes Config.User return the value that a middleware
+	// registered before the limiter stored in the framework's context (as a
+	// session middleware would), that middleware having read it from the
+	// [UserHeader] request header.
+	UserFromContext
+)
+
+// Options is what a subtest asks of the middleware, in terms of no
+// framework. The builder translates each field into the adapter's Config;
+// a zero field means the Config field is left zero (the default).
+type Options struct {
+	// Limiter is Config.Limiter. The scope is the default, "api".
+	Limiter *core.Limiter
+
+	// User says what Config.User is.
+	User UserSource
+
+	// Exempt, when not nil, is Config.Exempt: the builder's Exempt calls
+	// it with the caller.
+	Exempt func(caller core.Caller) bool
+
+	// Cost is Config.Cost.
+	Cost int64
+
+	// Deny, when not nil, makes Config.DenyHandler answer 503 Service
+	// Unavailable with the text Deny returns, the framework's way (Gin:
+	// c.String; Echo: return c.String). It does nothing else: it neither
+	// aborts nor returns an error, so that keeping the handler from
+	// running is left to the middleware.
+	Deny func(d *core.Decision) string
+
+	// StoreError, when not nil, makes Config.ErrorHandler call it with the
+	// store's error and then refuse the request with 503 Service
+	// Unavailable, the framework's way (Gin: c.AbortWithStatus; Echo:
+	// return echo.NewHTTPError).
+	StoreError func(err error)
+
+	// Handler is the route's handler: the builder's handler reads the
+	// decision with the adapter's Decision function and calls Handler with
+	// its response writer and both results. Handler writes the response.
+	Handler func(w http.ResponseWriter, d *core.Decision, ok bool)
+}
+
+// NewLimiter returns a limiter on a fresh memory store and clock, for the
+// tests an adapter keeps for itself: in the "api" scope, 3/min and 100/day
+// for anonymous callers, 5/min and 1000/day for users; one proxy; store
+// errors not logged.
+func NewLimiter(t *testing.T, clock *storetest.Clock) *core.Limiter {
+	t.Helper()
+	return newLimiter(t, nil, clock)
+}
+
+// newLimiter is [NewLimiter] on store, or on a fresh memory store if store
+// is nil.
+func newLimiter(t *testing.T, store core.Store, clock *storetest.Clock) *core.Limiter {
+	t.Helper()
+	if store == nil {
+		ms := memstore.New(memstore.Config{SweepInterval: -1})
+		t.Cleanup(func() { _ = ms.Close() })
+		store = ms
+	}
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "5/min,1000/day"},
+		NumProxies: core.Proxies(1),
+		Now:        clock.Now,
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	return lim
+}
+
+// The RateLimit-Policy values of the suite's limiter.
+const (
+	anonPolicy = `"api.anon.min";q=3;w=60, "api.anon.day";q=100;w=86400`
+	userPolicy = `"api.user.min";q=5;w=60, "api.user.day";q=1000;w=86400`
+)
+
+// Run runs the suite; build serves GET [Path] with the middleware that o
+// describes, or fails the test. Every subtest runs in parallel with its own
+// limiter, memory store and fake clock.
+func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, build builder)
+	}{
+		{"DeniedBeforeTheHandlerUntilRetryAfter", testLimit},
+		{"CallersApart", testCallersApart},
+		{"NoUserFunctionMeansAnonymous", testNoUser},
+		{"ForwardedForSpoofingDoesNotEscapeTheLimit", testForwardedFor},
+		{"ExemptServedAndNotCounted", testExempt},
+		{"Cost", testCost},
+		{"DenyHandler", testDenyHandler},
+		{"StoreFailureFailsOpen", testFailOpen},
+		{"ErrorHandlerRefusesOnStoreFailure", testErrorHandler},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, build)
+		})
+	}
+}
+
+type builder = func(t *testing.T, o Options) http.Handler
+
+// app is the handler a builder made, with the decisions its route's handler
+// saw.
+type app struct {
+	t     *testing.T
+	clock *storetest.Clock
+	h     http.Handler
+
+	mu   sync.Mutex
+	seen []*core.Decision // nil where the handler found no decision
+}
+
+// newApp builds an app on a limiter over store (a fresh memory store if
+// nil) with a fake clock; o.Limiter and o.Handler are set here.
+func newApp(t *testing.T, build builder, store core.Store, o Options) *app {
+	t.Helper()
+	a := &app{t: t, clock: storetest.NewClock(storetest.Start)}
+	o.Limiter = newLimiter(t, store, a.clock)
+	o.Handler = a.handle
+	a.h = build(t, o)
+	require.NotNil(t, a.h, "the builder returned no handler")
+	return a
+}
+
+// handle is the route's handler: it records the decision and answers 200
+// "ok", or 500 if the middleware left no decision.
+func (a *app) handle(w http.ResponseWriter, d *core.Decision, ok bool) {
+	a.mu.Lock()
+	if !ok {
+		d = nil
+	}
+	a.seen = append(a.seen, d)
+	a.mu.Unlock()
+	if d == nil {
+		http.Error(w, "no decision", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, "ok")
+}
+
+// served returns how many times the route's handler ran.
+func (a *app) served() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.seen)
+}
+
+// last returns the decision the route's handler saw last; it fails the
+// test if the handler never ran or found no decision.
+func (a *app) last() *core.Decision {
+	a.t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.NotEmpty(a.t, a.seen, "the handler never ran")
+	d := a.seen[len(a.seen)-1]
+	require.NotNil(a.t, d, "the handler found no decision (Decision returned false)")
+	return d
+}
+
+// get sends GET Path from remoteAddr with the given headers.
+func (a *app) get(remoteAddr string, header map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, Path, nil)
+	req.RemoteAddr = remoteAddr
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	a.h.ServeHTTP(w, req)
+	return w
+}
+
+// user returns the headers of a request by the signed-in user id.
+func user(id string) map[string]string {
+	return map[string]string{UserHeader: id}
+}
+
+func testLimit(t *testing.T, build builder) {
+	a := newApp(t, build, nil, Options{User: UserFromHeader})
+
+	for i := range 3 {
+		w := a.get("192.0.2.1:1234", nil)
+		require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
+		assert.Equal(t, "ok", w.Body.String())
+		assert.Equal(t, anonPolicy, w.Header().Get("RateLimit-Policy"))
+		assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=`+strconv.Itoa(2-i)+";t=")
+		assert.Empty(t, w.Header().Get("Retry-After"))
+		assert.Equal(t, i+1, a.served())
+		d := a.last()
+		assert.True(t, d.Allowed)
+		assert.True(t, d.Counted)
+		assert.Equal(t, "api", d.Scope)
+		assert.Equal(t, core.Anonymous, d.Caller.Kind())
+		assert.Equal(t, "192.0.2.1", d.Caller.String())
+		assert.Equal(t, int64(1), d.Cost)
+		assert.NoError(t, d.StoreErr)
+	}
+
+	w := a.get("192.0.2.1:1234", nil)
+	require.Equal(t, http.StatusTooManyRequests, w.Code)
+	retry := w.Header().Get("Retry-After")
+	require.NotEmpty(t, retry)
+	secs, err := strconv.Atoi(retry)
+	require.NoError(t, err)
+	assert.Positive(t, secs)
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=0;t=`)
+	assert.Equal(t, anonPolicy, w.Header().Get("RateLimit-Policy"))
+	assert.JSONEq(t, `{"detail":"Request was throttled. Expected available in `+retry+` seconds.","retry_after":`+retry+`}`, w.Body.String())
+	mediaType, params, err := mime.ParseMediaType(w.Header().Get("Content-Type"))
+	require.NoError(t, err, "Content-Type of the refusal")
+	assert.Equal(t, "application/json", mediaType)
+	if charset, ok := params["charset"]; ok {
+		assert.Equal(t, "utf-8", strings.ToLower(charset))
+	}
+	assert.Equal(t, 3, a.served(), "the handler must not run")
+
+	a.clock.Advance(time.Duration(secs) * time.Second)
+	assert.Equal(t, http.StatusOK, a.get("192.0.2.1:1234", nil).Code, "allowed again after Retry-After")
+	assert.Equal(t, 4, a.served())
+}
+
+func testCallersApart(t *testing.T, build builder) {
+	for _, tt := range []struct {
+		name string
+		user UserSource
+	}{
+		{name: "UserFromHeader", user: UserFromHeader},
+		{name: "UserFromContext", user: UserFromContext},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := newApp(t, build, nil, Options{User: tt.user})
+
+			for range 3 {
+				require.Equal(t, http.StatusOK, a.get("192.0.2.1:1234", nil).Code)
+			}
+			require.Equal(t, http.StatusTooManyRequests, a.get("192.0.2.1:1234", nil).Code)
+
+			// A user signed in from the same address has a count of its
+			// own, by id, with the user limits.
+			w := a.get("192.0.2.1:1234", user("alice"))
+			require.Equal(t, http.StatusOK, w.Code)
+			assert.Equal(t, userPolicy, w.Header().Get("RateLimit-Policy"))
+			assert.Contains(t, w.Header().Get("RateLimit"), `"api.user.min";r=4;t=`)
+			d := a.last()
+			assert.Equal(t, core.User, d.Caller.Kind())
+			assert.Equal(t, "alice", d.Caller.String())
+			assert.True(t, d.Counted)
+			for range 4 {
+				require.Equal(t, http.StatusOK, a.get("198.51.100.9:1", user("alice")).Code)
+			}
+			assert.Equal(t, http.StatusTooManyRequests, a.get("203.0.113.5:1", user("alice")).Code,
+				"a user is counted by id whatever its address")
+
+			w = a.get("192.0.2.1:1234", user("bob"))
+			assert.Equal(t, http.StatusOK, w.Code, "another user has its own count")
+			assert.Equal(t, "bob", a.last().Caller.String())
+
+			w = a.get("192.0.2.2:1234", nil)
+			assert.Equal(t, http.StatusOK, w.Code, "another address has its own count")
+			d = a.last()
+			assert.Equal(t, core.Anonymous, d.Caller.Kind())
+			assert.Equal(t, "192.0.2.2", d.Caller.String())
+			assert.Equal(t, 3+5+1+1, a.served())
+		})
+	}
+}
+
+func testNoUser(t *testing.T, build builder) {
+	a := newApp(t, build, nil, Options{User: NoUser})
+
+	// Without Config.User, a user header is just a header: the callers
+	// are counted by address, with the anonymous limits.
+	for i, id := range []string{"alice", "bob", "carol"} {
+		w := a.get("192.0.2.1:1234", user(id))
+		require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
+		assert.Equal(t, anonPolicy, w.Header().Get("RateLimit-Policy"))
+		d := a.last()
+		assert.Equal(t, core.Anonymous, d.Caller.Kind())
+		assert.Equal(t, "192.0.2.1", d.Caller.String())
+	}
+	assert.Equal(t, http.StatusTooManyRequests, a.get("192.0.2.1:1234", user("dave")).Code)
+}
+
+func testForwardedFor(t *testing.T, build builder) {
+	a := newApp(t, build, nil, Options{User: UserFromHeader})
+
+	// Behind one proxy (10.0.0.1), the caller at 203.0.113.7 writes a new
+	// left-hand entry each time; the proxy appends the real address.
+	spoof := func(i int) map[string]string {
+		return map[string]string{
+			"X-Forwarded-For": "198.51.100." + strconv.Itoa(i) + ", 203.0.113.7",
+			"X-Real-IP":       "198.51.100." + strconv.Itoa(i),
+		}
+	}
+	for i := range 3 {
+		w := a.get("10.0.0.1:5555", spoof(i))
+		require.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, "203.0.113.7", a.last().Caller.String())
+	}
+	assert.Equal(t, http.StatusTooManyRequests, a.get("10.0.0.1:5555", spoof(9)).Code)
+	assert.Equal(t, http.StatusTooManyRequests, a.get("10.0.0.1:5555", map[string]string{"X-Forwarded-For": "203.0.113.7"}).Code)
+	assert.Equal(t, http.StatusOK, a.get("10.0.0.1:5555", map[string]string{"X-Forwarded-For": "203.0.113.8"}).Code)
+	assert.Equal(t, "203.0.113.8", a.last().Caller.String())
+}
+
+func testExempt(t *testing.T, build builder) {
+	var asked []core.Caller
+	a := newApp(t, build, nil, Options{
+		User: UserFromHeader,
+		Exempt: func(c core.Caller) bool {
+			asked = append(asked, c)
+			return c.User == "admin"
+		},
+	})
+	for i := range 10 {
+		w := a.get("192.0.2.1:1234", user("admin"))
+		require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
+		assert.Empty(t, w.Header().Get("RateLimit"))
+		assert.Empty(t, w.Header().Get("RateLimit-Policy"))
+		d := a.last()
+		assert.True(t, d.Allowed)
+		assert.False(t, d.Counted)
+		assert.Equal(t, "admin", d.Caller.String())
+	}
+	require.Len(t, asked, 10, "Exempt is asked once a request")
+	assert.Equal(t, core.Caller{User: "admin"}, asked[0], "Exempt is asked about the caller")
+
+	w := a.get("192.0.2.1:1234", user("alice"))
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.True(t, a.last().Counted)
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.user.min";r=4;t=`)
+}
+
+func testCost(t *testing.T, build builder) {
+	a := newApp(t, build, nil, Options{User: UserFromHeader, Cost: 2})
+
+	w := a.get("192.0.2.1:1234", nil)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=1;t=`)
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.day";r=98;t=`)
+	assert.Equal(t, int64(2), a.last().Cost)
+	w = a.get("192.0.2.1:1234", nil)
+	assert.Equal(t, http.StatusTooManyRequests, w.Code, "2 units left of 3 is not enough")
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=1;t=`, "a refusal uses nothing")
+	assert.Equal(t, 1, a.served())
+}
+
+func testDenyHandler(t *testing.T, build builder) {
+	var denied []*core.Decision
+	a := newApp(t, build, nil, Options{
+		User: UserFromHeader,
+		Deny: func(d *core.Decision) string {
+			denied = append(denied, d)
+			return "slow down, " + d.Caller.String()
+		},
+	})
+	for range 3 {
+		require.Equal(t, http.StatusOK, a.get("192.0.2.1:1234", nil).Code)
+	}
+	assert.Empty(t, denied, "the deny handler runs only over the limit")
+
+	w := a.get("192.0.2.1:1234", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "slow down, 192.0.2.1", w.Body.String())
+	assert.Equal(t, 3, a.served(), "the handler must not run, even if the deny handler does not stop it")
+	retry := w.Header().Get("Retry-After")
+	assert.NotEmpty(t, retry, "the headers are set before the deny handler runs")
+	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=0;t=`)
+	require.Len(t, denied, 1)
+	assert.False(t, denied[0].Allowed)
+	assert.Equal(t, retry, strconv.FormatInt(denied[0].RetryAfterSeconds(), 10))
+}
+
+// failingStore is a core.Store that cannot be reached.
+type failingStore struct{}
+
+var errDown = errors.New("adaptertest: store down")
+
+func (failingStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errDown
+}
+
+func testFailOpen(t *testing.T, build builder) {
+	a := newApp(t, build, failingStore{}, Options{User: UserFromHeader})
+	for i := range 5 {
+		w := a.get("192.0.2.1:1234", nil)
+		require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
+		assert.Empty(t, w.Header().Get("RateLimit"))
+		assert.Empty(t, w.Header().Get("RateLimit-Policy"))
+		d := a.last()
+		assert.True(t, d.Allowed)
+		assert.False(t, d.Counted)
+		assert.ErrorIs(t, d.StoreErr, errDown, "the handler sees the store's error")
+	}
+	assert.Equal(t, 5, a.served())
+}
+
+func testErrorHandler(t *testing.T, build builder) {
+	var got []error
+	a := newApp(t, build, failingStore{}, Options{
+		User:       UserFromHeader,
+		StoreError: func(err error) { got = append(got, err) },
+	})
+	w := a.get("192.0.2.1:1234", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Zero(t, a.served(), "the handler must not run")
+	require.Len(t, got, 1)
+	assert.ErrorIs(t, got[0], errDown)
+}
