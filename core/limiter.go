@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,9 +193,14 @@ func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy 
 
 // Config returns the configuration in force: defaults applied and, in
 // Scopes, every known scope with the rates it enforces, sorted by name.
+// The result is a copy: changing it changes nothing in the Limiter.
 func (l *Limiter) Config() Config {
 	c := l.config
-	c.Scopes = append([]Scope(nil), c.Scopes...)
+	c.Scopes = make([]Scope, len(l.config.Scopes))
+	for i, s := range l.config.Scopes {
+		c.Scopes[i] = Scope{Name: s.Name, Anon: slices.Clone(s.Anon), User: slices.Clone(s.User)}
+	}
+	c.Rates = maps.Clone(l.config.Rates)
 	return c
 }
 

@@ -303,3 +303,20 @@ func TestGuard(t *testing.T) {
 	assert.False(t, ex.Counted)
 	assert.Empty(t, ex.Limits())
 }
+
+func TestConfigIsACopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "1/min,10/day"}})
+	cfg := lim.Config()
+	cfg.Scopes[0].Anon[0] = core.PerMinute(1000)
+	cfg.Rates["api.anon"] = "1000/min"
+	ip := anonCaller("192.0.2.20")
+	d, err := lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	require.True(t, d.Allowed)
+	d, err = lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "the limiter still enforces 1/min")
+	assert.Equal(t, core.PerMinute(1), lim.Config().Scopes[0].Anon[0])
+}
