@@ -23,7 +23,11 @@
 // see docs/adr/0002-search-box-scopes.md for the decision.
 package autocomplete
 
-import "github.com/ratescope/ratescope/core"
+import (
+	"fmt"
+
+	"github.com/ratescope/ratescope/core"
+)
 
 // ScopePrefix starts the name of every search box's scope.
 const ScopePrefix = "autocomplete."
@@ -84,4 +88,15 @@ type Response struct {
 // than an error.
 func Empty() Response {
 	return Response{Results: []Result{}}
+}
+
+// CheckScope returns an error unless lim knows the scope of the search box
+// called name, saying how to add it. The guards of packages ginsearch and
+// echosearch call it when they are built, so that a missing scope fails at
+// startup.
+func CheckScope(lim *core.Limiter, name string) error {
+	if lim == nil || lim.HasScope(Scope(name)) {
+		return nil // the adapter reports a missing limiter
+	}
+	return fmt.Errorf("search box %q: the limiter has no scope %q: add autocomplete.Scopes() (or autocomplete.NewScope(%q)) to core.Config.Scopes", name, Scope(name), name)
 }

@@ -98,3 +98,12 @@ func TestEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"results":[]}`, string(b))
 }
+
+func TestCheckScope(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, nil)
+	assert.NoError(t, autocomplete.CheckScope(lim, "project"))
+	err := autocomplete.CheckScope(lim, "instrument")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `autocomplete.NewScope("instrument")`)
+}

@@ -35,8 +35,8 @@ func New(name string, cfg echolimit.Config) (echo.MiddlewareFunc, error) {
 	if cfg.DenyHandler == nil {
 		cfg.DenyHandler = DenyWith(autocomplete.Empty())
 	}
-	if cfg.Limiter != nil && !cfg.Limiter.HasScope(cfg.Scope) {
-		return nil, fmt.Errorf("echosearch: search box %q: the limiter has no scope %q: add autocomplete.Scopes() (or autocomplete.NewScope(%q)) to core.Config.Scopes", name, cfg.Scope, name)
+	if err := autocomplete.CheckScope(cfg.Limiter, name); err != nil {
+		return nil, fmt.Errorf("echosearch: %w", err)
 	}
 	return echolimit.New(cfg)
 }
