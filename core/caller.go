@@ -2,6 +2,7 @@ package core
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -85,20 +86,7 @@ func (p ProxyCount) String() string {
 	if !p.set {
 		return "unset"
 	}
-	return itoa(p.n)
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
+	return strconv.Itoa(p.n)
 }
 
 // ClientAddr returns the address of the caller of a request that reached the

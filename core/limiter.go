@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,7 +187,7 @@ func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy 
 		if i > 0 {
 			kl.policy += ", "
 		}
-		kl.policy += kl.names[i] + ";q=" + itoa(int(r.Limit)) + ";w=" + itoa(int(r.Period/time.Second))
+		kl.policy += kl.names[i] + ";q=" + strconv.FormatInt(r.Limit, 10) + ";w=" + strconv.FormatInt(int64(r.Period/time.Second), 10)
 	}
 	return kl
 }
@@ -303,10 +304,21 @@ type Guard struct {
 	cost  int64
 }
 
+// DefaultScope is the scope a [Limiter.Guard] built with an empty scope
+// name decides in.
+const DefaultScope = "api"
+
 // Guard returns a Guard for requests of the given cost in scope, or the
 // error of [Limiter.CheckCost], so that a route set up with a bad scope or
-// cost fails at startup rather than on a request.
+// cost fails at startup rather than on a request. An empty scope is
+// [DefaultScope]; a cost of 0 is 1.
 func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
+	if scope == "" {
+		scope = DefaultScope
+	}
+	if cost == 0 {
+		cost = 1
+	}
 	if err := l.CheckCost(scope, cost); err != nil {
 		return nil, err
 	}

@@ -298,6 +298,13 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, first)
 	assert.Equal(t, "75", h3.Get("Retry-After"))
 
+	// An empty scope is the default scope, a zero cost is 1.
+	def, err := lim.Guard("", 0)
+	require.NoError(t, err)
+	dd := def.Decide(ctx, core.Caller{User: "bob"}, http.Header{})
+	assert.Equal(t, core.DefaultScope, dd.Scope)
+	assert.Equal(t, int64(1), dd.Cost)
+
 	ex := g.Exempt(core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)
 	assert.False(t, ex.Counted)

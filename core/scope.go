@@ -52,7 +52,7 @@ type Scope struct {
 // for signed-in users.
 func DefaultScopes() []Scope {
 	return []Scope{{
-		Name: "api",
+		Name: DefaultScope,
 		Anon: []Rate{PerMinute(60), PerDay(1000)},
 		User: []Rate{PerMinute(600), PerDay(20000)},
 	}}

@@ -61,7 +61,7 @@ type Config struct {
 // DefaultConfig returns a Config with every default filled in except the
 // Limiter, which must be set.
 func DefaultConfig() Config {
-	return Config{Skipper: middleware.DefaultSkipper, Scope: "api", Cost: 1, DenyHandler: DenyJSON}
+	return Config{Skipper: middleware.DefaultSkipper, Scope: core.DefaultScope, Cost: 1, DenyHandler: DenyJSON}
 }
 
 // DenyJSON is the default deny handler. It returns an *echo.HTTPError with
@@ -73,17 +73,12 @@ func DenyJSON(_ echo.Context, d *core.Decision) error {
 }
 
 // withDefaults returns a copy of c with the zero fields set to their
-// defaults.
+// defaults. Scope and Cost keep their zero values: [core.Limiter.Guard]
+// reads those as its defaults.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.Skipper == nil {
 		c.Skipper = d.Skipper
-	}
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.Cost == 0 {
-		c.Cost = d.Cost
 	}
 	if c.DenyHandler == nil {
 		c.DenyHandler = d.DenyHandler
@@ -94,14 +89,20 @@ func (c Config) withDefaults() Config {
 // Validate reports the problem with c, if any: a missing Limiter, an
 // unknown Scope, a Cost that no request could fit.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	_, err := c.guard()
+	return err
+}
+
+// guard builds the [core.Guard] that decides the middleware's requests.
+func (c Config) guard() (*core.Guard, error) {
 	if c.Limiter == nil {
-		return errors.New("echolimit: no Limiter: build one with core.New")
+		return nil, errors.New("echolimit: no Limiter: build one with core.New")
 	}
-	if err := c.Limiter.CheckCost(c.Scope, c.Cost); err != nil {
-		return fmt.Errorf("echolimit: %w", err)
+	g, err := c.Limiter.Guard(c.Scope, c.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("echolimit: %w", err)
 	}
-	return nil
+	return g, nil
 }
 
 // decisionKey is the echo.Context key of the request's decision.
@@ -118,14 +119,11 @@ const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
 // [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
 // limiter's NumProxies says, never from Echo's RealIP.
 func New(cfg Config) (echo.MiddlewareFunc, error) {
-	if err := cfg.Validate(); err != nil {
+	guard, err := cfg.guard()
+	if err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	guard, err := cfg.Limiter.Guard(cfg.Scope, cfg.Cost)
-	if err != nil {
-		return nil, fmt.Errorf("echolimit: %w", err)
-	}
 	m := &limiter{cfg: cfg, guard: guard}
 	return m.wrap, nil
 }

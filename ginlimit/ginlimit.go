@@ -52,7 +52,7 @@ type Config struct {
 // DefaultConfig returns a Config with every default filled in except the
 // Limiter, which must be set.
 func DefaultConfig() Config {
-	return Config{Scope: "api", Cost: 1, DenyHandler: DenyJSON}
+	return Config{Scope: core.DefaultScope, Cost: 1, DenyHandler: DenyJSON}
 }
 
 // DenyJSON is the default deny handler: it aborts with 429 Too Many
@@ -62,32 +62,33 @@ func DenyJSON(c *gin.Context, d *core.Decision) {
 }
 
 // withDefaults returns a copy of c with the zero fields set to their
-// defaults.
+// defaults. Scope and Cost keep their zero values: [core.Limiter.Guard]
+// reads those as its defaults.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.Cost == 0 {
-		c.Cost = d.Cost
-	}
 	if c.DenyHandler == nil {
 		c.DenyHandler = d.DenyHandler
 	}
 	return c
 }
 
-// Validate reports every problem with c, joined: a missing Limiter, an
+// Validate reports the problem with c, if any: a missing Limiter, an
 // unknown Scope, a Cost that no request could fit.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	_, err := c.guard()
+	return err
+}
+
+// guard builds the [core.Guard] that decides the middleware's requests.
+func (c Config) guard() (*core.Guard, error) {
 	if c.Limiter == nil {
-		return errors.New("ginlimit: no Limiter: build one with core.New")
+		return nil, errors.New("ginlimit: no Limiter: build one with core.New")
 	}
-	if err := c.Limiter.CheckCost(c.Scope, c.Cost); err != nil {
-		return fmt.Errorf("ginlimit: %w", err)
+	g, err := c.Limiter.Guard(c.Scope, c.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("ginlimit: %w", err)
 	}
-	return nil
+	return g, nil
 }
 
 // decisionKey is the gin.Context key of the request's decision.
@@ -104,14 +105,11 @@ type decisionKey struct{}
 // [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
 // limiter's NumProxies says, never from gin's ClientIP.
 func New(cfg Config) (gin.HandlerFunc, error) {
-	if err := cfg.Validate(); err != nil {
+	guard, err := cfg.guard()
+	if err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	guard, err := cfg.Limiter.Guard(cfg.Scope, cfg.Cost)
-	if err != nil {
-		return nil, fmt.Errorf("ginlimit: %w", err)
-	}
 	m := &middleware{cfg: cfg, guard: guard}
 	return m.handle, nil
 }
