@@ -51,7 +51,7 @@ type Config struct {
 	BreakerBackoff time.Duration
 
 	// CacheSize is the most denials the over-limit cache remembers, one per
-	// blocked caller and scope (a few hundred bytes each with the key).
+	// blocked caller and scope (a 240-byte map slot plus the key's bytes).
 	// Default: 65,536. A negative value turns the cache off.
 	CacheSize int
 
