@@ -97,3 +97,28 @@ func ExampleLimiter_Allow() {
 	// 203.0.113.7 allowed: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=97200
 	// 203.0.113.7 refused, Retry-After: 75 Request was throttled. Expected available in 75 seconds.
 }
+
+// Which X-Forwarded-For entry is the caller's, in the deployments of
+// docs/howto/count-callers-behind-a-proxy.md. Each proxy appends the address
+// it received the request from; whatever the caller wrote stands to the left
+// and is ignored.
+func ExampleClientAddr() {
+	// No proxy: the caller connects directly and the header is ignored.
+	fmt.Println(core.ClientAddr("203.0.113.7:41000", []string{"198.51.100.1"}, core.Proxies(0)))
+	// One nginx: it appended the caller's address to what the caller wrote.
+	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"198.51.100.1, 203.0.113.7"}, core.Proxies(1)))
+	// A cloud load balancer, then nginx: the load balancer appended the
+	// caller's address, nginx the load balancer's.
+	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"198.51.100.1, 203.0.113.7, 10.0.1.9"}, core.Proxies(2)))
+	// Fewer entries than proxies: the request did not come through both
+	// proxies, so it is counted as the peer, never as somebody new.
+	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"203.0.113.7"}, core.Proxies(2)))
+	// Not set: the peer address, and the check W601 warns.
+	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"203.0.113.7"}, core.ProxyCount{}))
+	// Output:
+	// 203.0.113.7
+	// 203.0.113.7
+	// 203.0.113.7
+	// 10.0.0.2
+	// 10.0.0.2
+}

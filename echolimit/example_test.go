@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -178,4 +179,110 @@ func ExampleNew() {
 	e := echo.New()
 	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, limit)
 	log.Fatal(e.Start("127.0.0.1:8080"))
+}
+
+// Routes in two scopes: /api/records in "api", and /api/export in a scope
+// of its own, "export", where each request costs 5 units.
+func ExampleConfig_cost() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store: store,
+		Scopes: append(core.DefaultScopes(), core.Scope{
+			Name: "export",
+			Anon: []core.Rate{core.PerMinute(10), core.PerDay(100)},
+			User: []core.Rate{core.PerMinute(50), core.PerDay(1000)},
+		}),
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now, // a clock that stands still, for exact output
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	records, err := echolimit.New(echolimit.Config{Limiter: lim})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	export, err := echolimit.New(echolimit.Config{Limiter: lim, Scope: "export", Cost: 5})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	e := echo.New()
+	e.GET("/api/records", func(c echo.Context) error { return c.String(http.StatusOK, "records") }, records)
+	e.GET("/api/export", func(c echo.Context) error { return c.String(http.StatusOK, "export") }, export)
+
+	for _, path := range []string{"/api/records", "/api/export", "/api/export", "/api/export"} {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		fmt.Println(path, w.Code, w.Header().Get("RateLimit"))
+	}
+	// Output:
+	// /api/records 200 "api.anon.min";r=59;t=75, "api.anon.day";r=999;t=108000
+	// /api/export 200 "export.anon.min";r=5;t=75, "export.anon.day";r=95;t=108000
+	// /api/export 200 "export.anon.min";r=0;t=75, "export.anon.day";r=90;t=108000
+	// /api/export 429 "export.anon.min";r=0;t=75, "export.anon.day";r=90;t=108000
+}
+
+// Let administrators and internal services through uncounted, and skip the
+// health check with a Skipper. Who is an administrator comes from the
+// signed-in user, never from a header a caller can write.
+func ExampleConfig_exempt() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	admins := map[string]bool{"root": true}
+	internal := netip.MustParsePrefix("10.0.0.0/8")
+	limit, err := echolimit.New(echolimit.Config{
+		Skipper: func(c echo.Context) bool { return c.Path() == "/healthz" },
+		Limiter: lim,
+		User: func(c echo.Context) string {
+			user, _ := c.Get("user").(string)
+			return user
+		},
+		Exempt: func(_ echo.Context, caller core.Caller) bool {
+			return admins[caller.User] || (caller.User == "" && internal.Contains(caller.Network.Addr()))
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc { // stands for a real session check
+		return func(c echo.Context) error {
+			c.Set("user", c.Request().Header.Get("X-Demo-User"))
+			return next(c)
+		}
+	}, limit)
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/api/records", func(c echo.Context) error {
+		d, _ := echolimit.Decision(c)
+		return c.String(http.StatusOK, fmt.Sprintf("%s counted=%t", d.Caller, d.Counted))
+	})
+
+	for _, tc := range []struct{ path, user, addr string }{
+		{"/api/records", "", "203.0.113.7:41000"}, {"/api/records", "root", "203.0.113.7:41000"},
+		{"/api/records", "", "10.1.2.3:41000"}, {"/healthz", "", "203.0.113.7:41000"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		req.RemoteAddr = tc.addr
+		req.Header.Set("X-Demo-User", tc.user)
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		fmt.Println(w.Code, w.Body, w.Header().Get("RateLimit") != "")
+	}
+	// Output:
+	// 200 203.0.113.7 counted=true true
+	// 200 root counted=false false
+	// 200 10.1.2.3 counted=false false
+	// 200 ok false
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"log"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,4 +39,52 @@ func Example() {
 		log.Fatal(err)
 	}
 	_ = limiter
+}
+
+// A Store on a Redis Cluster: the same store, with a *redis.ClusterClient.
+// Every key of one caller carries the hash tag {ID}, so each decision runs
+// on one node.
+func Example_cluster() {
+	client := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                 []string{"redis-1:6379", "redis-2:6379", "redis-3:6379"},
+		ContextTimeoutEnabled: true,
+	})
+	defer client.Close()
+
+	store, err := redisstore.New(redisstore.Config{Client: client})
+	if err != nil {
+		log.Fatal(err)
+	}
+	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+}
+
+// What to watch: log the store's counters and the limiter's failures every
+// minute. Failures and an open breaker mean requests are being allowed
+// uncounted (fail open); cache hits are refusals Redis was spared.
+func ExampleStore_Stats() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := redisstore.New(redisstore.Config{Client: client})
+	if err != nil {
+		log.Fatal(err)
+	}
+	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	go func() {
+		for range time.Tick(time.Minute) {
+			st := store.Stats()
+			slog.Info("ratescope",
+				"failed_open", limiter.StoreFailures(), // decisions allowed uncounted
+				"redis_calls", st.Calls, "round_trips", st.RoundTrips, "redis_failures", st.Failures,
+				"breaker_open", st.BreakerOpen, "breaker_opens", st.BreakerOpens, "failed_fast", st.FailedFast,
+				"cache_hits", st.CacheHits, "cached", st.Cached)
+		}
+	}()
 }
