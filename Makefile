@@ -5,9 +5,9 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports bench portal fuzz
+.PHONY: test deps fmt-check vet imports docs bench portal fuzz
 
-test: deps fmt-check vet imports
+test: deps fmt-check vet imports docs
 	$(GO) test -race -count=1 ./...
 
 deps:
@@ -23,6 +23,12 @@ vet:
 # core imports no web framework; no library package imports both.
 imports:
 	@scripts/check-imports.sh
+
+# The documentation: every Go snippet of README.md and docs/ is a copy of
+# code that compiles, and every relative link and #anchor resolves
+# (internal/doccheck; no network). It runs again, with -race, in ./... .
+docs:
+	$(GO) test -count=1 ./internal/doccheck
 
 # Runs the example portal on 127.0.0.1:8080 with counts in memory.
 portal:

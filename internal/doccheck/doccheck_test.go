@@ -1,0 +1,221 @@
+package doccheck_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/internal/doccheck"
+)
+
+// repoRoot is the root of the module, two levels above this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "repository root not found")
+	return root
+}
+
+func readPage(root string) func(string) (doccheck.Page, error) {
+	return func(rel string) (doccheck.Page, error) {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			return doccheck.Page{}, err
+		}
+		return doccheck.Parse(string(b)), nil
+	}
+}
+
+// TestDocs runs both checks on README.md and docs/**/*.md.
+func TestDocs(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	corpus, err := doccheck.LoadCorpus(root, "internal/doccheck")
+	require.NoError(t, err)
+	pages, err := doccheck.Pages(root)
+	require.NoError(t, err)
+	require.Contains(t, pages, "README.md")
+	snippets := 0
+	for _, file := range pages {
+		page, err := readPage(root)(file)
+		require.NoError(t, err)
+		for _, b := range page.Blocks {
+			if b.IsGo() {
+				snippets++
+			}
+		}
+		for _, p := range corpus.CheckSnippets(file, page) {
+			t.Error(p)
+		}
+		for _, p := range doccheck.CheckLinks(root, file, page, readPage(root)) {
+			t.Error(p)
+		}
+	}
+	assert.Positive(t, snippets, "no Go snippet found: is the parser broken?")
+}
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	page := doccheck.Parse("# Title\n\n```go\nx := 1\n```\n\n  ~~~~ sh\n  ls\n  ~~~\n  ~~~~\ntext\n````\nopen")
+	require.Len(t, page.Blocks, 3)
+	assert.Equal(t, doccheck.Block{Info: "go", Start: 4, Lines: []string{"x := 1"}}, page.Blocks[0])
+	assert.Equal(t, doccheck.Block{Info: "sh", Start: 8, Lines: []string{"  ls", "  ~~~"}}, page.Blocks[1], "a shorter fence does not close")
+	assert.Equal(t, []string{"open"}, page.Blocks[2].Lines, "an unclosed fence runs to the end")
+	assert.Equal(t, "# Title", page.Prose[0])
+	assert.Equal(t, "", page.Prose[3], "code is not prose")
+	assert.Equal(t, "text", page.Prose[10])
+}
+
+func TestIsGo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		info string
+		want bool
+	}{
+		{info: "go", want: true},
+		{info: "go title", want: true},
+		{info: "go nocheck", want: false},
+		{info: "golang", want: false},
+		{info: "sh", want: false},
+		{info: "", want: false},
+		{info: "mermaid", want: false},
+	} {
+		assert.Equal(t, tc.want, doccheck.Block{Info: tc.info}.IsGo(), tc.info)
+	}
+}
+
+func TestCheckSnippets(t *testing.T) {
+	t.Parallel()
+	corpus := &doccheck.Corpus{}
+	corpus.Add("package x\n\nfunc Example() {\n\tlim, err := core.New(core.Config{\n\t\tStore:  store,\n\n\t\tRates:  rates,\n\t})\n\t_ = lim\n}\n")
+	for _, tc := range []struct {
+		name string
+		md   string
+		want []string
+	}{
+		{
+			name: "exact copy, other indentation, blank line dropped, aligned differently",
+			md:   "```go\nlim, err := core.New(core.Config{\n    Store: store,\n    Rates:      rates,\n})\n```\n",
+		},
+		{
+			name: "not Go",
+			md:   "```sh\nmake test\n```\n",
+		},
+		{
+			name: "opted out",
+			md:   "```go nocheck\nanything at all\n```\n",
+		},
+		{
+			name: "changed line",
+			md:   "text\n\n```go\nlim, err := core.New(core.Config{\n\tStore: store,\n\tRates: other,\n})\n```\n",
+			want: []string{`README.md:6: Go snippet (from line 4) matches no Go file of the repository; first unmatched line: "Rates: other,"`},
+		},
+		{
+			name: "first line unknown",
+			md:   "```go\nfoo()\n```\n",
+			want: []string{`README.md:2: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "foo()"`},
+		},
+		{
+			name: "lines out of order",
+			md:   "```go\nRates: rates,\nStore: store,\n```\n",
+			want: []string{`README.md:3: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "Store: store,"`},
+		},
+		{
+			name: "part of a line is not a line",
+			md:   "```go\nerr := core.New(core.Config{\n```\n",
+			want: []string{`README.md:2: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "err := core.New(core.Config{"`},
+		},
+		{
+			name: "empty",
+			md:   "```go\n\n```\n",
+			want: []string{"README.md:2: empty Go snippet"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			for _, p := range corpus.CheckSnippets("README.md", doccheck.Parse(tc.md)) {
+				got = append(got, p.String())
+			}
+			assert.Len(t, got, len(tc.want))
+			for i := range min(len(got), len(tc.want)) {
+				assert.True(t, strings.HasPrefix(got[i], tc.want[i]), "want prefix %q, got %q", tc.want[i], got[i])
+			}
+		})
+	}
+}
+
+func TestAnchor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		heading string
+		want    string
+	}{
+		{heading: "Quick start: Gin", want: "quick-start-gin"},
+		{heading: "Behind proxies: NumProxies and W601", want: "behind-proxies-numproxies-and-w601"},
+		{heading: "`maxmemory-policy`", want: "maxmemory-policy"},
+		{heading: "The **guarantee**, in [ADR 0001](adr/0001.md)", want: "the-guarantee-in-adr-0001"},
+		{heading: "core.Config", want: "coreconfig"},
+		{heading: "snake_case and hyphen-case", want: "snake_case-and-hyphen-case"},
+		{heading: "Status 429 / Retry-After", want: "status-429--retry-after"},
+		{heading: "Über Grenzen", want: "über-grenzen"},
+	} {
+		assert.Equal(t, tc.want, doccheck.Anchor(tc.heading), tc.heading)
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	t.Parallel()
+	page := doccheck.Parse("# Settings\n## Example\ntext\n## Example ##\n```sh\n# not a heading\n```\n####### seven\n")
+	assert.Equal(t, map[string]bool{"settings": true, "example": true, "example-1": true}, doccheck.Anchors(page))
+}
+
+func TestCheckLinks(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "docs", "howto"), 0o755))
+	write := func(rel, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(text), 0o644))
+	}
+	write("docs/reference.md", "# Settings reference\n## core.Config\n")
+	write("docs/howto/proxy.md", "# How to count API callers behind a proxy\n")
+	page := doccheck.Parse(strings.Join([]string{
+		"# Concepts", // 1
+		"See [the reference](reference.md#coreconfig) and [a how-to](howto/proxy.md).", // 2
+		"[Up](#concepts), [away](https://example.com/x#y), [mail](mailto:a@b.c).",      // 3
+		"[gone](missing.md) and [bad anchor](reference.md#nope)",                       // 4
+		"`[code](not-a-link.md)` and ![img](howto/proxy.md)",                           // 5
+		"[self](#nowhere)",         // 6
+		"[ref]: howto/absent.md",   // 7
+		"```md",                    // 8
+		"[inside code](absent.md)", // 9
+		"```",                      // 10
+		"[out](../../etc/passwd) [go file](../go.mod#x)", // 11
+	}, "\n"))
+	pageOf := func(rel string) (doccheck.Page, error) {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			return doccheck.Page{}, errors.New("unreadable")
+		}
+		return doccheck.Parse(string(b)), nil
+	}
+	var got []string
+	for _, p := range doccheck.CheckLinks(root, "docs/concepts.md", page, pageOf) {
+		got = append(got, p.String())
+	}
+	assert.Equal(t, []string{
+		`docs/concepts.md:4: link "missing.md": no file docs/missing.md`,
+		`docs/concepts.md:4: link "reference.md#nope": docs/reference.md has no heading with anchor #nope`,
+		`docs/concepts.md:6: link "#nowhere": docs/concepts.md has no heading with anchor #nowhere`,
+		`docs/concepts.md:7: link "howto/absent.md": no file docs/howto/absent.md`,
+		`docs/concepts.md:11: link "../../etc/passwd" leaves the repository`,
+		`docs/concepts.md:11: link "../go.mod#x": no file go.mod`,
+	}, got)
+}
