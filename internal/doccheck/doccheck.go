@@ -13,9 +13,8 @@
 // build or the tests compile. Blocks with any other info string (sh, text,
 // yaml, nginx, mermaid) are not Go and are not checked.
 //
-// A snippet that is deliberately partial, and so cannot be a copy, opts out
-// with the info string "go nocheck". No page uses it today; prefer adding an
-// Example to quote.
+// There is no way to opt out: a snippet that cannot be a copy of compiled
+// code is written as an Example function first and quoted from there.
 //
 // # Links
 //
@@ -68,7 +67,7 @@ type Block struct {
 // IsGo reports whether the block is a Go snippet that must be checked.
 func (b Block) IsGo() bool {
 	f := strings.Fields(b.Info)
-	return len(f) > 0 && f[0] == "go" && !(len(f) > 1 && f[1] == "nocheck")
+	return len(f) > 0 && f[0] == "go"
 }
 
 // A Page is a parsed Markdown file: its fenced blocks and, for every other

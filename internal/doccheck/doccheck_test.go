@@ -81,7 +81,7 @@ func TestIsGo(t *testing.T) {
 	}{
 		{info: "go", want: true},
 		{info: "go title", want: true},
-		{info: "go nocheck", want: false},
+		{info: "go nocheck", want: true},
 		{info: "golang", want: false},
 		{info: "sh", want: false},
 		{info: "", want: false},
@@ -109,8 +109,9 @@ func TestCheckSnippets(t *testing.T) {
 			md:   "```sh\nmake test\n```\n",
 		},
 		{
-			name: "opted out",
+			name: "no opting out",
 			md:   "```go nocheck\nanything at all\n```\n",
+			want: []string{`README.md:2: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "anything at all"`},
 		},
 		{
 			name: "changed line",
