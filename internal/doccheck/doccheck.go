@@ -16,6 +16,12 @@
 // There is no way to opt out: a snippet that cannot be a copy of compiled
 // code is written as an Example function first and quoted from there.
 //
+// A block whose info string is "text output" shows what an example prints.
+// Its lines, normalised the same way, must appear as consecutive comment
+// lines of a .go file, with the "//" removed: normally the "// Output:"
+// comment of an Example, which go test checks against what it prints. So a
+// figure quoted from an example cannot go stale either.
+//
 // # Links
 //
 // Every inline link [text](target) and reference definition [name]: target
@@ -68,6 +74,13 @@ type Block struct {
 func (b Block) IsGo() bool {
 	f := strings.Fields(b.Info)
 	return len(f) > 0 && f[0] == "go"
+}
+
+// IsOutput reports whether the block shows an example's output ("text
+// output") that must be checked.
+func (b Block) IsOutput() bool {
+	f := strings.Fields(b.Info)
+	return len(f) > 1 && f[0] == "text" && f[1] == "output"
 }
 
 // A Page is a parsed Markdown file: its fenced blocks and, for every other
@@ -126,7 +139,8 @@ func normalise(line string) string {
 // A Corpus is the Go code snippets are matched against: every .go file,
 // normalised.
 type Corpus struct {
-	files []string // "\n" + normalised lines joined by "\n" + "\n"
+	files    []string // "\n" + normalised lines joined by "\n" + "\n"
+	comments []string // the same with "//" removed from comment lines, and code lines blanked
 }
 
 // LoadCorpus reads every .go file under root, skipping hidden directories,
@@ -163,18 +177,26 @@ func LoadCorpus(root string, skip ...string) (*Corpus, error) {
 
 // Add adds the text of one Go file to the corpus.
 func (c *Corpus) Add(src string) {
-	var lines []string
+	var lines, comments []string
 	for l := range strings.SplitSeq(src, "\n") {
-		if n := normalise(l); n != "" {
-			lines = append(lines, n)
+		n := normalise(l)
+		if n == "" {
+			continue
+		}
+		lines = append(lines, n)
+		if text, ok := strings.CutPrefix(n, "//"); ok {
+			comments = append(comments, normalise(text))
+		} else {
+			comments = append(comments, "\x00") // code ends a run of comments
 		}
 	}
 	c.files = append(c.files, "\n"+strings.Join(lines, "\n")+"\n")
+	c.comments = append(c.comments, "\n"+strings.Join(comments, "\n")+"\n")
 }
 
-func (c *Corpus) contains(lines []string) bool {
+func contains(files, lines []string) bool {
 	want := "\n" + strings.Join(lines, "\n") + "\n"
-	for _, f := range c.files {
+	for _, f := range files {
 		if strings.Contains(f, want) {
 			return true
 		}
@@ -183,13 +205,19 @@ func (c *Corpus) contains(lines []string) bool {
 }
 
 // CheckSnippets returns a problem for each Go block of page (file names the
-// page in messages) that does not appear in the corpus, naming the first of
-// its lines that breaks the match: the longest run of its first lines that
-// some Go file holds ends just before it.
+// page in messages) that does not appear in the corpus, and for each output
+// block that does not appear in its comments, naming the first of its lines
+// that breaks the match: the longest run of its first lines that some Go
+// file holds ends just before it.
 func (c *Corpus) CheckSnippets(file string, page Page) []Problem {
 	var out []Problem
 	for _, b := range page.Blocks {
-		if !b.IsGo() {
+		files, what := c.files, "Go snippet"
+		switch {
+		case b.IsGo():
+		case b.IsOutput():
+			files, what = c.comments, "output"
+		default:
 			continue
 		}
 		var lines []string
@@ -201,19 +229,23 @@ func (c *Corpus) CheckSnippets(file string, page Page) []Problem {
 			}
 		}
 		if len(lines) == 0 {
-			out = append(out, Problem{file, b.Start, "empty Go snippet"})
+			out = append(out, Problem{file, b.Start, "empty " + what})
 			continue
 		}
-		if c.contains(lines) {
+		if contains(files, lines) {
 			continue
 		}
 		k := 1
-		for k < len(lines) && c.contains(lines[:k]) {
+		for k < len(lines) && contains(files, lines[:k]) {
 			k++
 		}
+		hint := "quote an Example function or a file under examples/ exactly"
+		if b.IsOutput() {
+			hint = "quote the // Output: comment of an Example exactly"
+		}
 		out = append(out, Problem{file, at[k-1], fmt.Sprintf(
-			"Go snippet (from line %d) matches no Go file of the repository; first unmatched line: %q (quote an Example function or a file under examples/ exactly)",
-			b.Start, strings.TrimSpace(b.Lines[at[k-1]-b.Start]))})
+			"%s (from line %d) matches no Go file of the repository; first unmatched line: %q (%s)",
+			what, b.Start, strings.TrimSpace(b.Lines[at[k-1]-b.Start]), hint)})
 	}
 	return out
 }

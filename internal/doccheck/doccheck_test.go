@@ -89,12 +89,15 @@ func TestIsGo(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, doccheck.Block{Info: tc.info}.IsGo(), tc.info)
 	}
+	assert.True(t, doccheck.Block{Info: "text output"}.IsOutput())
+	assert.False(t, doccheck.Block{Info: "text"}.IsOutput())
+	assert.False(t, doccheck.Block{Info: "go output"}.IsOutput())
 }
 
 func TestCheckSnippets(t *testing.T) {
 	t.Parallel()
 	corpus := &doccheck.Corpus{}
-	corpus.Add("package x\n\nfunc Example() {\n\tlim, err := core.New(core.Config{\n\t\tStore:  store,\n\n\t\tRates:  rates,\n\t})\n\t_ = lim\n}\n")
+	corpus.Add("package x\n\nfunc Example() {\n\tlim, err := core.New(core.Config{\n\t\tStore:  store,\n\n\t\tRates:  rates,\n\t})\n\t_ = lim\n\t// Output:\n\t// 200 records\n\t//   Retry-After: 75\n}\n\n// 429\nvar x = 1\n// after code\n")
 	for _, tc := range []struct {
 		name string
 		md   string
@@ -132,6 +135,29 @@ func TestCheckSnippets(t *testing.T) {
 			name: "part of a line is not a line",
 			md:   "```go\nerr := core.New(core.Config{\n```\n",
 			want: []string{`README.md:2: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "err := core.New(core.Config{"`},
+		},
+		{
+			name: "output copied from an Output comment",
+			md:   "```text output\n200 records\n    Retry-After:   75\n```\n",
+		},
+		{
+			name: "output that is not in a comment",
+			md:   "```text output\n200 records\nRetry-After: 76\n```\n",
+			want: []string{`README.md:3: output (from line 2) matches no Go file of the repository; first unmatched line: "Retry-After: 76" (quote the // Output: comment`},
+		},
+		{
+			name: "output across code is not one comment",
+			md:   "```text output\n429\nafter code\n```\n",
+			want: []string{`README.md:3: output (from line 2) matches no Go file of the repository; first unmatched line: "after code"`},
+		},
+		{
+			name: "output is not code",
+			md:   "```text output\nStore: store,\n```\n",
+			want: []string{`README.md:2: output (from line 2)`},
+		},
+		{
+			name: "plain text is not checked",
+			md:   "```text\nanything\n```\n",
 		},
 		{
 			name: "empty",
