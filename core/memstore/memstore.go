@@ -65,6 +65,7 @@ type Store struct {
 	maxPerShard int
 	now         func() time.Time
 	tables      sync.Map // tableKey -> *keyedTable
+	balances    sync.Map // balanceKey -> *balanceTable (balance.go)
 	last        atomic.Pointer[keyedTable]
 	mu          sync.Mutex
 	evictions   atomic.Int64
@@ -267,7 +268,7 @@ func (s *Store) Sweep(now time.Time) int {
 		n += v.(*keyedTable).table.sweep(now.UnixNano())
 		return true
 	})
-	return n
+	return n + s.sweepBalances(now.UnixNano())
 }
 
 // Len returns the number of entries the store holds.
@@ -277,7 +278,7 @@ func (s *Store) Len() int {
 		n += v.(*keyedTable).table.len()
 		return true
 	})
-	return n
+	return n + s.lenBalances()
 }
 
 // Shared reports false: the counts belong to this process. The startup
