@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -283,6 +284,12 @@ func (l *Limiter) Balance(scope string) (*Balance, error) {
 		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
 	}
 	return &Balance{lim: l, scope: s}, nil
+}
+
+// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
+// id or "" for an anonymous caller.
+func (b *Balance) Caller(r *http.Request, user string) Caller {
+	return b.lim.Caller(r, user)
 }
 
 // Scope returns the balance scope, defaults applied: its name, policy and
