@@ -233,6 +233,14 @@ type BalanceDecision struct {
 	StoreErr error
 }
 
+// SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
+// the caller is at or above the warning threshold, and nothing otherwise.
+func (d *BalanceDecision) SetHeaders(h http.Header) {
+	if d.Load {
+		h[HeaderWarning] = []string{LoadWarning}
+	}
+}
+
 // OverloadedBody is the text body of a JSON-RPC request refused because its
 // caller is dropped, sent with 503 Service Unavailable, as rippled does.
 const OverloadedBody = "Server is overloaded"
