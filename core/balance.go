@@ -337,6 +337,19 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 	return d
 }
 
+// Decide is what a middleware does for a request: it charges the request
+// as [Balance.Charge] does, a cost below 0 meaning the scope's
+// Costs.Reference, and writes the decision's header to h
+// ([BalanceDecision.SetHeaders]).
+func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
+	if cost < 0 {
+		cost = b.scope.Costs.Reference
+	}
+	d := b.Charge(ctx, caller, cost)
+	d.SetHeaders(h)
+	return d
+}
+
 // Exempt returns the decision for a caller exempt from the limits (an
 // administrator): allowed, never charged, warned or dropped.
 func (b *Balance) Exempt(caller Caller) *BalanceDecision {

@@ -3,8 +3,6 @@ package core_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"testing"
 	"time"
 
@@ -34,11 +32,7 @@ func BenchmarkCharge(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			reqs := make([]*http.Request, bc.callers)
-			for i := range reqs {
-				reqs[i] = httptest.NewRequest(http.MethodGet, "/ws", nil)
-				reqs[i].RemoteAddr = "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1234"
-			}
+			reqs := benchRequests(bc.callers, "/ws")
 			bal, err := lim.Balance("ws")
 			if err != nil {
 				b.Fatal(err)
@@ -52,11 +46,9 @@ func BenchmarkCharge(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					d := bal.Charge(ctx, bal.Caller(r, ""), 0)
-					if !d.Allowed {
+					if d := bal.Decide(ctx, bal.Caller(r, ""), 0, h); !d.Allowed {
 						b.Fatal("dropped")
 					}
-					d.SetHeaders(h)
 				}
 			})
 		})

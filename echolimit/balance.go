@@ -18,9 +18,10 @@ type BalanceConfig struct {
 	// [core.Limiter.Balance]. Required.
 	Balance *core.Balance
 
-	// Cost returns the cost of the request, 0 or more: for JSON-RPC, by
-	// its method (the body may be read if it is put back). Default: nil,
-	// every request costs the scope's Costs.Reference.
+	// Cost returns the cost of the request: for JSON-RPC, by its method
+	// (the body may be read if it is put back); a negative cost is the
+	// scope's Costs.Reference. Default: nil, every request costs
+	// Costs.Reference.
 	Cost func(c echo.Context) int64
 
 	// User returns the signed-in user's id, as for [Config]. Default: nil,
@@ -54,7 +55,6 @@ func NewBalance(cfg BalanceConfig) (echo.MiddlewareFunc, error) {
 	if cfg.DenyHandler == nil {
 		cfg.DenyHandler = func(c echo.Context, _ *core.BalanceDecision) error { return overloaded(c) }
 	}
-	reference := cfg.Balance.Scope().Costs.Reference
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			var user string
@@ -66,12 +66,11 @@ func NewBalance(cfg BalanceConfig) (echo.MiddlewareFunc, error) {
 			if cfg.Exempt != nil && cfg.Exempt(c, caller) {
 				d = cfg.Balance.Exempt(caller)
 			} else {
-				cost := reference
+				cost := int64(-1) // the scope's reference cost
 				if cfg.Cost != nil {
 					cost = cfg.Cost(c)
 				}
-				d = cfg.Balance.Charge(c.Request().Context(), caller, cost)
-				d.SetHeaders(c.Response().Header())
+				d = cfg.Balance.Decide(c.Request().Context(), caller, cost, c.Response().Header())
 			}
 			c.Set(balanceKey, d)
 			if !d.Allowed {

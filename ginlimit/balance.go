@@ -18,9 +18,10 @@ type BalanceConfig struct {
 	// [core.Limiter.Balance]. Required.
 	Balance *core.Balance
 
-	// Cost returns the cost of the request, 0 or more: for JSON-RPC, by
-	// its method (the body may be read if it is put back). Default: nil,
-	// every request costs the scope's Costs.Reference.
+	// Cost returns the cost of the request: for JSON-RPC, by its method
+	// (the body may be read if it is put back); a negative cost is the
+	// scope's Costs.Reference. Default: nil, every request costs
+	// Costs.Reference.
 	Cost func(c *gin.Context) int64
 
 	// User returns the signed-in user's id, as for [Config]. Default: nil,
@@ -54,7 +55,6 @@ func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
 	if cfg.DenyHandler == nil {
 		cfg.DenyHandler = func(c *gin.Context, _ *core.BalanceDecision) { overloaded(c) }
 	}
-	reference := cfg.Balance.Scope().Costs.Reference
 	return func(c *gin.Context) {
 		var user string
 		if cfg.User != nil {
@@ -65,12 +65,11 @@ func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
 		if cfg.Exempt != nil && cfg.Exempt(c, caller) {
 			d = cfg.Balance.Exempt(caller)
 		} else {
-			cost := reference
+			cost := int64(-1) // the scope's reference cost
 			if cfg.Cost != nil {
 				cost = cfg.Cost(c)
 			}
-			d = cfg.Balance.Charge(c.Request.Context(), caller, cost)
-			d.SetHeaders(c.Writer.Header())
+			d = cfg.Balance.Decide(c.Request.Context(), caller, cost, c.Writer.Header())
 		}
 		c.Set(balanceKey{}, d)
 		if !d.Allowed {
