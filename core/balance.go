@@ -46,7 +46,8 @@ func DefaultCosts() Costs {
 // comparisons are inclusive. After more than 4*W whole seconds without a
 // request the balance is zero. See ADR 0020.
 type BalancePolicy struct {
-	// Window is the decay window, a whole number of seconds. Default: 32s.
+	// Window is the decay window, a whole number of seconds up to
+	// [MaxBalanceWindow]. Default: 32s.
 	Window time.Duration
 	// Warn is the warning threshold. Default: 5000.
 	Warn int64
@@ -60,6 +61,11 @@ type BalancePolicy struct {
 	// DropCost is the cost of each refused request. Default: 3000.
 	DropCost int64
 }
+
+// MaxBalanceWindow is the longest decay window: the stores step a balance
+// once per elapsed second, up to 4*Window steps, so the window bounds the
+// work of one decision.
+const MaxBalanceWindow = time.Hour
 
 // DefaultBalancePolicy returns rippled's figures: a 32 s window, a warning
 // at 5000 costing 2000 at most once a second, a drop at 15000 costing 3000.
@@ -112,8 +118,8 @@ func (c Costs) withDefaults() Costs {
 // validate reports every problem with p, after defaults.
 func (p BalancePolicy) validate() error {
 	var errs []error
-	if p.Window < time.Second || p.Window%time.Second != 0 {
-		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds, at least 1s", p.Window))
+	if p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxBalanceWindow))
 	}
 	if p.WarnEvery < 0 {
 		errs = append(errs, fmt.Errorf("WarnEvery %s: must not be negative", p.WarnEvery))

@@ -44,6 +44,7 @@ func TestBalanceConfigErrors(t *testing.T) {
 		{name: "bad name", balances: []core.BalanceScope{{Name: "Web Socket"}}, wants: []string{`"Web Socket"`}},
 		{name: "twice", balances: []core.BalanceScope{{Name: "ws"}, {Name: "ws"}}, wants: []string{`"ws" is defined twice`}},
 		{name: "window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}}, wants: []string{"Window 1.5s"}},
+		{name: "long window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 2 * time.Hour}}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
 		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.Costs{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
