@@ -243,3 +243,21 @@ func TestLedgerRedis(t *testing.T) {
 		assert.LessOrEqual(t, ttl, 129*time.Second, "key %q", k)
 	}
 }
+
+// TestWindowLoadHeader checks that the window limits' load warning reaches
+// the caller: Ratescope-Warning: load once more than 0.8 of a limit is used.
+func TestWindowLoadHeader(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=5/min,100/day")
+			var got []string
+			for range 6 {
+				resp, _ := p.get(t, "/api/records", "")
+				got = append(got, resp.Header.Get("Ratescope-Warning"))
+			}
+			assert.Equal(t, []string{"", "", "", "", "load", "load"}, got, "the 5th leaves nothing of 5; the 6th is refused, still warned")
+		})
+	}
+}
