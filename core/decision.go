@@ -104,8 +104,10 @@ const (
 // t the seconds until the window is empty again. When the request is
 // denied, it also sets Retry-After in whole seconds, rounded up. With
 // Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
-// (of the tightest limit) and X-RateLimit-Reset (seconds). A decision that
-// was not counted writes nothing.
+// (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
+// has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
+// "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
+// counted writes nothing.
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		return
@@ -144,6 +146,9 @@ func (d *Decision) SetHeaders(h http.Header) {
 	h[HeaderRateLimit] = append(vals[1:1:2], value)
 	if !d.Allowed {
 		h[HeaderRetryAfter] = append(vals[2:2:3], strconv.FormatInt(d.RetryAfterSeconds(), 10))
+	}
+	if d.Load {
+		h[HeaderWarning] = []string{LoadWarning}
 	}
 	if d.limits.legacy {
 		st := &d.status[tight]

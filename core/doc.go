@@ -56,6 +56,19 @@
 // Retry-After header rounds it up to whole seconds: waiting that long is
 // always enough, never more than a second too much.
 //
+// # Balances
+//
+// A second kind of limit suits WebSocket and JSON-RPC APIs: a
+// [BalanceScope] (Config.Balances) limits each caller by a decaying balance
+// of request costs, the XRP Ledger server's model. Every request adds its
+// cost (see [Costs]) to a sum that loses 1/32 of itself each second; the
+// balance is the sum over 32. At the warning threshold the caller is told
+// "load" ([BalanceDecision.Load], [WarnJSON]); at the drop threshold it is
+// refused, each refusal costs more, and each is logged once. Build a
+// [Balance] per route with [Limiter.Balance] and call [Balance.Charge].
+// The store must keep balances ([BalanceStore]); see [BalancePolicy] for
+// the exact arithmetic and docs/adr/0020 for the choices.
+//
 // # Stores
 //
 // The counts live in a [Store]: memstore keeps them in the memory of one
@@ -72,7 +85,8 @@
 // the IETF draft draft-ietf-httpapi-ratelimit-headers, Retry-After when the
 // request is refused and, on request, the legacy X-RateLimit-* fields. A
 // decision also carries a load warning ([Decision.Load]) when the caller has
-// used most of a limit, before it is cut off.
+// used most of a limit, before it is cut off; SetHeaders then writes
+// "Ratescope-Warning: load" ([HeaderWarning]).
 //
 // # Time
 //

@@ -64,6 +64,13 @@ type Config struct {
 	// ErrorLogInterval is the least time between two logged store
 	// errors. Default: 10s.
 	ErrorLogInterval time.Duration
+
+	// Balances are the scopes limited by a decaying balance of request
+	// costs, the XRP Ledger server's model, rather than by windows
+	// (WebSocket and JSON-RPC APIs); see [BalanceScope] and
+	// [Limiter.Balance]. The Store must then keep balances
+	// ([BalanceStore]), or [New] fails. Default: none.
+	Balances []BalanceScope
 }
 
 // Validate reports every problem with c, joined: a missing store, an invalid
@@ -93,6 +100,8 @@ func (c Config) resolve() (map[string]*Scope, error) {
 	}
 	resolved, err := resolveScopes(scopes, c.Rates)
 	errs = append(errs, err)
+	_, err = resolveBalances(c.Balances)
+	errs = append(errs, err)
 	return resolved, errors.Join(errs...)
 }
 
@@ -115,6 +124,8 @@ type Limiter struct {
 	errLog   errorLog
 	failures atomic.Int64
 	config   Config
+	balances map[string]*BalanceScope // see balance.go
+	bstore   BalanceStore
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
@@ -174,6 +185,10 @@ func New(cfg Config) (*Limiter, error) {
 	for _, name := range sortedNames(resolved) {
 		cfg.Scopes = append(cfg.Scopes, *resolved[name])
 	}
+	balances, _ := resolveBalances(cfg.Balances)
+	if err := l.initBalances(&cfg, balances); err != nil {
+		return nil, err
+	}
 	l.config = cfg
 	return l, nil
 }
@@ -202,6 +217,7 @@ func (l *Limiter) Config() Config {
 		c.Scopes[i] = Scope{Name: s.Name, Anon: slices.Clone(s.Anon), User: slices.Clone(s.User)}
 	}
 	c.Rates = maps.Clone(l.config.Rates)
+	c.Balances = slices.Clone(l.config.Balances)
 	return c
 }
 

@@ -33,11 +33,7 @@ func BenchmarkDecide(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			reqs := make([]*http.Request, bc.callers)
-			for i := range reqs {
-				reqs[i] = httptest.NewRequest(http.MethodGet, "/api/records", nil)
-				reqs[i].RemoteAddr = "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1234"
-			}
+			reqs := benchRequests(bc.callers, "/api/records")
 			guard, err := lim.Guard("api", 1)
 			if err != nil {
 				b.Fatal(err)
@@ -58,4 +54,14 @@ func BenchmarkDecide(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchRequests returns n requests for path from n callers, 10.0.0.0 on.
+func benchRequests(n int, path string) []*http.Request {
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest(http.MethodGet, path, nil)
+		reqs[i].RemoteAddr = "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1234"
+	}
+	return reqs
 }

@@ -24,9 +24,10 @@ import (
 // reached); the [Limiter] then allows the request without counting it (it
 // fails open). Being over a limit is not an error.
 //
-// A later kind of limit (a decaying balance of request costs) is added as a
-// new field of Request and Result, so stores written against this interface
-// keep compiling.
+// The decaying balance of request costs, a second kind of limit, is the
+// optional interface [BalanceStore], which [New] requires only when
+// Config.Balances is set: stores written against this interface keep
+// compiling, and one that cannot keep balances fails at construction.
 type Store interface {
 	Take(ctx context.Context, req Request) (Result, error)
 }

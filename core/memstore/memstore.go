@@ -20,6 +20,11 @@
 // first and, if none is, an arbitrary entry is evicted (its caller starts
 // afresh) and counted in [Store.Evictions].
 //
+// Balances ([core.BalanceStore]) are kept apart, one 24-byte state per
+// caller and balance scope in sharded maps bounded by the same
+// Config.MaxEntries per shard; the sweep drops a balance 4*Window+1 s after
+// its last step, when it reads zero.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Entries are spread over shards, each
@@ -65,6 +70,7 @@ type Store struct {
 	maxPerShard int
 	now         func() time.Time
 	tables      sync.Map // tableKey -> *keyedTable
+	balances    sync.Map // balanceKey -> *balanceTable (balance.go)
 	last        atomic.Pointer[keyedTable]
 	mu          sync.Mutex
 	evictions   atomic.Int64
@@ -258,8 +264,8 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// Sweep drops the entries whose windows are all empty at now and returns how
-// many it dropped. A shard whose map has shrunk well below the size it grew
+// Sweep drops the entries whose windows are all empty at now, and the
+// balances that read zero, and returns how many it dropped. A shard whose map has shrunk well below the size it grew
 // to is copied into a smaller map, so that its memory is given back.
 func (s *Store) Sweep(now time.Time) int {
 	n := 0
@@ -267,7 +273,7 @@ func (s *Store) Sweep(now time.Time) int {
 		n += v.(*keyedTable).table.sweep(now.UnixNano())
 		return true
 	})
-	return n
+	return n + s.sweepBalances(now.UnixNano())
 }
 
 // Len returns the number of entries the store holds.
@@ -277,7 +283,7 @@ func (s *Store) Len() int {
 		n += v.(*keyedTable).table.len()
 		return true
 	})
-	return n
+	return n + s.lenBalances()
 }
 
 // Shared reports false: the counts belong to this process. The startup

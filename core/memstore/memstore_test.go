@@ -154,3 +154,12 @@ func BenchmarkMemoryPerCaller(b *testing.B) {
 		s.Close()
 	}
 }
+
+func TestBalanceConformance(t *testing.T) {
+	t.Parallel()
+	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
+		s := memstore.New(memstore.Config{})
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

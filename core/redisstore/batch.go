@@ -28,8 +28,11 @@ type call struct {
 	n    int
 	key  string
 	// nums are the script's ARGV: now (µs), cost, then a bucket width (µs)
-	// and a limit per window.
+	// and a limit per window (see balance.go for the balance script's).
 	nums [numArgs]int64
+	// script is the script the command runs, lua its source for EVAL.
+	script *redis.Script
+	lua    string
 
 	ctx      context.Context // the caller's: its end means the caller left
 	deadline time.Time       // when the caller stops waiting: start + Timeout
@@ -42,7 +45,7 @@ type call struct {
 // newCall returns a call from callPool for the script with req's arguments.
 func newCall(key string, now int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
-	c.key = key
+	c.key, c.script, c.lua = key, takeScript, takeLua
 	c.nums[0], c.nums[1] = now, req.Cost
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
 	n := 2
@@ -196,7 +199,7 @@ func (b *batcher) send(batch []*call) {
 		for _, c := range retry {
 			args := make([]any, c.n)
 			copy(args, c.args[:c.n])
-			args[0], args[1] = "eval", takeLua
+			args[0], args[1] = "eval", c.lua
 			c.cmd = redis.NewCmd(ctx, args...)
 			_ = pipe.Process(ctx, c.cmd)
 		}

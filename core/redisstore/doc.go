@@ -21,6 +21,12 @@
 // five 4-byte counters per limit: 48 bytes for a minute and a day limit. PREFIX (default "ratescope:") lets several
 // applications share one Redis.
 //
+// A caller's decaying balance ([core.BalanceStore]) lives under the same
+// prefix, scope and hash tag with "b" and the decay window in seconds in
+// place of the periods (ratescope:ledger:{ualice}:b32): 24 bytes, the sum
+// and two times, charged by a script of its own in one round trip, and
+// expiring 4*Window+1 s after its last step.
+//
 // # Atomicity and cluster
 //
 // A decision is one Redis command: one Lua script (EVALSHA, falling back to

@@ -271,7 +271,7 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 func (s *Store) do(ctx context.Context, c *call, out []int64) (int, error) {
 	if s.batch == nil {
 		callCtx, cancel := context.WithTimeout(ctx, s.timeout)
-		c.cmd = takeScript.Run(callCtx, s.client, []string{c.key}, c.args[4:c.n]...)
+		c.cmd = c.script.Run(callCtx, s.client, []string{c.key}, c.args[4:c.n]...)
 		cancel()
 		switch err := c.cmd.Err(); {
 		case err == nil:

@@ -10,7 +10,8 @@
 // The suite covers both windows of a scope, costs, all-or-nothing,
 // Retry-After honesty, the strict window guarantee, expiry of counts, keys
 // that must not collide, and concurrency (exactly N of M concurrent requests
-// allowed).
+// allowed). A store that keeps decaying balances ([core.BalanceStore]) also
+// runs [RunBalance].
 package storetest
 
 import (

@@ -285,6 +285,8 @@ func TestInvalidArguments(t *testing.T) {
 		{name: "search box bad rate", args: []string{"-rates", "autocomplete.tag.user=5/fortnight"}, want: `"5/fortnight"`},
 		{name: "bad framework", args: []string{"-framework", "chi"}, want: `"chi"`},
 		{name: "bad proxies", args: []string{"-num-proxies", "-1"}, want: "-num-proxies"},
+		{name: "negative warn", args: []string{"-warn", "-5"}, want: "Warn -5"},
+		{name: "bad drop", args: []string{"-drop", "many"}, want: "-drop"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@
 //
 //	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo]
 //		[-redis URL] [-num-proxies N] [-rates SPEC] [-admins NAMES]
+//		[-warn N] [-drop N]
 //
 // Routes:
 //
@@ -12,6 +13,23 @@
 //	                          or 429 {"results": []} without searching
 //	GET /debug/searches       not limited: {"NAME": searches run, ...}
 //	GET /healthz              not limited: 200
+//	GET /ws                   WebSocket, balance "ledger": each text message
+//	                          {"id":N,"command":"NAME"} is answered
+//	                          {"id":N,"type":"response","status":"success","result":{}},
+//	                          with "warning":"load" at or above -warn;
+//	                          at or above -drop: close 1008 "threshold exceeded"
+//	POST /rpc                 JSON-RPC, balance "ledger": body
+//	                          {"method":"NAME","params":[{}]}, answer
+//	                          200 {"result":{"status":"success"}}, with
+//	                          "warning":"load" inside result at or above -warn;
+//	                          at or above -drop: 503 "Server is overloaded"
+//
+// /ws and /rpc share one decaying balance per caller, the XRP Ledger
+// server's model: ping and server_info cost 20, ledger and account_tx 400,
+// path_find and ripple_path_find 3000, any other command 100; -warn and
+// -drop override the thresholds (5000 and 15000), and every drop is logged
+// once: "Consumer entry CALLER dropped with balance N at or above drop
+// threshold T".
 //
 // NAME is one of the search boxes of package autocomplete: project,
 // dataset, sample, measurement, person, organization, publication, tag,
@@ -22,7 +40,7 @@
 // and counted by address. -rates replaces starting rates, as in
 // -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
 // a scope it does not name keeps its starting values. -admins names users
-// exempt from all limits. Counts are kept in memory unless -redis (by
+// exempt from all limits, /ws and /rpc included. Counts are kept in memory unless -redis (by
 // default $REDIS_URL) names a Redis server.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601

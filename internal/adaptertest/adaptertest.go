@@ -25,7 +25,8 @@
 // and signed-in callers counted apart with the user read from a header or
 // from the context, X-Forwarded-For behind one proxy, exemption, cost, a
 // custom deny handler, failing open when the store fails and an error
-// handler that refuses, and the decision the handler reads. What only one
+// handler that refuses, and the decision the handler reads. [RunBalance] is
+// the suite of the balance middleware (NewBalance). What only one
 // framework has (Echo's Skipper, the errors of New) is tested in the
 // adapter's own package.
 package adaptertest

@@ -194,10 +194,42 @@ func (c *Corpus) Add(src string) {
 	c.comments = append(c.comments, "\n"+strings.Join(comments, "\n")+"\n")
 }
 
+// elision is the line that stands, in a Go snippet, for code left out.
+const elision = "..."
+
+// contains reports whether one of files holds lines, one after the other;
+// an [elision] line among them matches any run of lines, so the parts
+// between elisions must appear in that order in the same file.
 func contains(files, lines []string) bool {
-	want := "\n" + strings.Join(lines, "\n") + "\n"
+	var parts []string
+	part := []string{}
+	for _, l := range lines {
+		if l == elision {
+			if len(part) > 0 {
+				parts = append(parts, "\n"+strings.Join(part, "\n")+"\n")
+			}
+			part = part[:0]
+			continue
+		}
+		part = append(part, l)
+	}
+	if len(part) > 0 {
+		parts = append(parts, "\n"+strings.Join(part, "\n")+"\n")
+	}
+	if len(parts) == 0 {
+		return false
+	}
 	for _, f := range files {
-		if strings.Contains(f, want) {
+		rest, ok := f, true
+		for _, want := range parts {
+			i := strings.Index(rest, want)
+			if i < 0 {
+				ok = false
+				break
+			}
+			rest = rest[i+len(want)-1:] // keep the newline: the next part starts a line
+		}
+		if ok {
 			return true
 		}
 	}

@@ -108,6 +108,20 @@ func TestCheckSnippets(t *testing.T) {
 			md:   "```go\nlim, err := core.New(core.Config{\n    Store: store,\n    Rates:      rates,\n})\n```\n",
 		},
 		{
+			name: "parts between elisions, in order, from one file",
+			md:   "```go\nlim, err := core.New(core.Config{\n...\n_ = lim\n```\n",
+		},
+		{
+			name: "parts between elisions out of order",
+			md:   "```go\n_ = lim\n...\nStore: store,\n```\n",
+			want: []string{`README.md:4: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "Store: store,"`},
+		},
+		{
+			name: "an elision alone",
+			md:   "```go\n...\n```\n",
+			want: []string{`README.md:2: Go snippet (from line 2) matches no Go file of the repository; first unmatched line: "..."`},
+		},
+		{
 			name: "not Go",
 			md:   "```sh\nmake test\n```\n",
 		},

@@ -43,6 +43,23 @@ func New(a *portal.App) (http.Handler, error) {
 		}, guard)
 	}
 	e.GET("/debug/searches", func(c echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
+	limitRPC, err := echolimit.NewBalance(echolimit.BalanceConfig{
+		Balance: a.Ledger(),
+		Cost:    func(c echo.Context) int64 { return a.RPCCost(c.Request()) },
+		User:    user,
+		Exempt:  cfg.Exempt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.POST("/rpc", func(c echo.Context) error {
+		d, _ := echolimit.BalanceDecision(c)
+		return c.JSON(http.StatusOK, portal.RPCReply(d.Load))
+	}, limitRPC)
+	e.GET("/ws", func(c echo.Context) error {
+		a.ServeWS(c.Response(), c.Request(), user(c))
+		return nil
+	})
 	return e, nil
 }
 

@@ -42,6 +42,20 @@ func New(a *portal.App) (http.Handler, error) {
 		})
 	}
 	r.GET("/debug/searches", func(c *gin.Context) { c.JSON(http.StatusOK, a.Searches()) })
+	limitRPC, err := ginlimit.NewBalance(ginlimit.BalanceConfig{
+		Balance: a.Ledger(),
+		Cost:    func(c *gin.Context) int64 { return a.RPCCost(c.Request) },
+		User:    cfg.User,
+		Exempt:  cfg.Exempt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.POST("/rpc", limitRPC, func(c *gin.Context) {
+		d, _ := ginlimit.BalanceDecision(c)
+		c.JSON(http.StatusOK, portal.RPCReply(d.Load))
+	})
+	r.GET("/ws", func(c *gin.Context) { a.ServeWS(c.Writer, c.Request, c.GetString(portal.UserKey)) })
 	return r, nil
 }
 

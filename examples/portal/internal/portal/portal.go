@@ -68,6 +68,9 @@ type Options struct {
 	Rates map[string]string
 	// Admins are the users exempt from all limits.
 	Admins []string
+	// Warn and Drop are the warning and drop thresholds of the balance of
+	// /ws and /rpc. Default: 0, rippled's 5000 and 15000.
+	Warn, Drop int64
 	// Now is the clock; not a flag. Default: time.Now.
 	Now func() time.Time
 }
@@ -93,6 +96,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	var rates, admins string
 	fs.StringVar(&rates, "rates", "", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
+	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
+	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -158,6 +163,7 @@ type App struct {
 
 	admins   map[string]bool
 	searches searchCounts
+	ledger   ledger
 	close    func() error
 }
 
@@ -193,12 +199,17 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		NumProxies: o.NumProxies,
 		Now:        o.Now,
 		Logger:     logger,
+		Balances:   []core.BalanceScope{ledgerScope(o)},
 	})
 	if err != nil {
 		_ = a.close()
-		return nil, usage("-rates: %w", err)
+		return nil, usage("-rates, -warn or -drop: %w", err)
 	}
 	a.Limiter = lim
+	if err := a.initLedger(); err != nil {
+		_ = a.close()
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -2,6 +2,8 @@ package portal_test
 
 import (
 	"io"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -99,4 +101,31 @@ func FuzzUserFromAuthorization(f *testing.F) {
 		assert.Contains(t, h, user)
 		assert.True(t, strings.HasPrefix(strings.ToLower(strings.TrimSpace(h)), "bearer "))
 	})
+}
+
+func TestLedgerFlagsAndCosts(t *testing.T) {
+	t.Parallel()
+	o, err := portal.ParseFlags([]string{"-warn", "100", "-drop", "300"}, func(string) string { return "" }, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100), o.Warn)
+	assert.Equal(t, int64(300), o.Drop)
+	a, err := portal.New(o, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer a.Close()
+	s := a.Ledger().Scope()
+	assert.Equal(t, int64(100), s.Warn)
+	assert.Equal(t, int64(300), s.Drop)
+	assert.Equal(t, int64(2000), s.WarnCost, "the rest are rippled's")
+	for cmd, cost := range map[string]int64{
+		"ping": 20, "server_info": 20, "ledger": 400, "account_tx": 400,
+		"path_find": 3000, "ripple_path_find": 3000, "subscribe": 100, "": 100,
+	} {
+		assert.Equal(t, cost, a.CommandCost(cmd), cmd)
+	}
+	for body, cost := range map[string]int64{`{"method":"ledger","params":[{}]}`: 400, `[1]`: 100, ``: 100} {
+		r := httptest.NewRequest("POST", "/rpc", strings.NewReader(body))
+		assert.Equal(t, cost, a.RPCCost(r), body)
+		rest, _ := io.ReadAll(r.Body)
+		assert.Equal(t, body, string(rest), "the body is put back")
+	}
 }

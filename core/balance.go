@@ -1,0 +1,363 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Costs are the costs of the types of request of a [BalanceScope], as the
+// XRP Ledger server (rippled) weighs them by how much work they take. A
+// route or message picks one (or any other number) as its cost.
+type Costs struct {
+	// Reference is the cost of an ordinary request. Default: 20.
+	Reference int64
+	// Malformed is the cost of a request the server cannot understand (an
+	// unknown command). Default: 100.
+	Malformed int64
+	// Medium is the cost of a request of some weight (a ledger, an account's
+	// transactions). Default: 400.
+	Medium int64
+	// Heavy is the cost of an expensive request (a path search). Default:
+	// 3000.
+	Heavy int64
+}
+
+// DefaultCosts returns rippled's costs: 20, 100, 400 and 3000.
+func DefaultCosts() Costs {
+	return Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
+}
+
+// A BalancePolicy is the figures of a balance limit: how the balance decays
+// and where the caller is warned and dropped. Zero fields take the defaults
+// stated on each, which are rippled's.
+//
+// Each caller has a sum of request costs that loses ceil(sum/W) per whole
+// second, W being Window in seconds; its balance is sum/W, so that a steady
+// cost of R per second settles near a balance of R. A request at a balance
+// at or above Drop is refused and costs DropCost instead of its own cost; a
+// request served that leaves the balance at or above Warn tells the caller
+// "load", and the warning costs WarnCost, at most once per WarnEvery. Both
+// comparisons are inclusive. After more than 4*W whole seconds without a
+// request the balance is zero. See ADR 0020.
+type BalancePolicy struct {
+	// Window is the decay window, a whole number of seconds up to
+	// [MaxBalanceWindow]. Default: 32s.
+	Window time.Duration
+	// Warn is the warning threshold. Default: 5000.
+	Warn int64
+	// WarnCost is the cost of a warning. Default: 2000.
+	WarnCost int64
+	// WarnEvery is the least time between two charged warnings of one
+	// caller. Default: 1s.
+	WarnEvery time.Duration
+	// Drop is the drop threshold. Default: 15000.
+	Drop int64
+	// DropCost is the cost of each refused request. Default: 3000.
+	DropCost int64
+}
+
+// MaxBalanceWindow is the longest decay window: the stores step a balance
+// once per elapsed second, up to 4*Window steps, so the window bounds the
+// work of one decision.
+const MaxBalanceWindow = time.Hour
+
+// DefaultBalancePolicy returns rippled's figures: a 32 s window, a warning
+// at 5000 costing 2000 at most once a second, a drop at 15000 costing 3000.
+func DefaultBalancePolicy() BalancePolicy {
+	return BalancePolicy{Window: 32 * time.Second, Warn: 5000, WarnCost: 2000, WarnEvery: time.Second, Drop: 15000, DropCost: 3000}
+}
+
+// A BalanceScope is a named group of requests limited by a decaying balance
+// of their costs (the XRP Ledger server's model) instead of windows: a
+// WebSocket or JSON-RPC API. Every caller, anonymous or signed in, has one
+// balance per balance scope. Zero fields of the policy and costs take
+// rippled's defaults. The Name follows the rules of [Scope] names; balance
+// scopes and window scopes have names of their own.
+type BalanceScope struct {
+	Name string
+	BalancePolicy
+	Costs Costs
+}
+
+func (p BalancePolicy) withDefaults() BalancePolicy {
+	d := DefaultBalancePolicy()
+	for _, f := range []struct{ v, d *int64 }{
+		{&p.Warn, &d.Warn}, {&p.WarnCost, &d.WarnCost}, {&p.Drop, &d.Drop}, {&p.DropCost, &d.DropCost},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	if p.Window == 0 {
+		p.Window = d.Window
+	}
+	if p.WarnEvery == 0 {
+		p.WarnEvery = d.WarnEvery
+	}
+	return p
+}
+
+func (c Costs) withDefaults() Costs {
+	d := DefaultCosts()
+	for _, f := range []struct{ v, d *int64 }{
+		{&c.Reference, &d.Reference}, {&c.Malformed, &d.Malformed}, {&c.Medium, &d.Medium}, {&c.Heavy, &d.Heavy},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.d
+		}
+	}
+	return c
+}
+
+// validate reports every problem with p, after defaults.
+func (p BalancePolicy) validate() error {
+	var errs []error
+	if p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxBalanceWindow))
+	}
+	if p.WarnEvery < 0 {
+		errs = append(errs, fmt.Errorf("WarnEvery %s: must not be negative", p.WarnEvery))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"Warn", p.Warn}, {"WarnCost", p.WarnCost}, {"Drop", p.Drop}, {"DropCost", p.DropCost}} {
+		if f.v < 0 || f.v > MaxLimit {
+			errs = append(errs, fmt.Errorf("%s %d: want 0 to %d", f.name, f.v, int64(MaxLimit)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveBalances applies the defaults to every balance scope and reports
+// every problem: a bad name, a name given twice, a bad figure.
+func resolveBalances(scopes []BalanceScope) (map[string]*BalanceScope, error) {
+	var errs []error
+	out := make(map[string]*BalanceScope, len(scopes))
+	for _, s := range scopes {
+		if !validScopeName(s.Name) {
+			errs = append(errs, fmt.Errorf("balance scope name %q: use lower-case letters, digits, '.', '_' and '-', not ending in .anon or .user", s.Name))
+			continue
+		}
+		if _, dup := out[s.Name]; dup {
+			errs = append(errs, fmt.Errorf("balance scope %q is defined twice", s.Name))
+			continue
+		}
+		s.BalancePolicy = s.BalancePolicy.withDefaults()
+		s.Costs = s.Costs.withDefaults()
+		if err := s.BalancePolicy.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("balance scope %q: %w", s.Name, err))
+		}
+		for _, c := range []int64{s.Costs.Reference, s.Costs.Malformed, s.Costs.Medium, s.Costs.Heavy} {
+			if c < 0 || c > MaxLimit {
+				errs = append(errs, fmt.Errorf("balance scope %q: cost %d: want 0 to %d", s.Name, c, int64(MaxLimit)))
+			}
+		}
+		out[s.Name] = &s
+	}
+	return out, errors.Join(errs...)
+}
+
+// A BalanceStore is a [Store] that also keeps decaying balances. It is an
+// optional interface: [New] checks that Config.Store has it when
+// Config.Balances names balance scopes, and fails otherwise, so that a
+// store that cannot keep balances is never silently left to ignore them.
+//
+// Charge decides one request as [BalancePolicy] describes, atomically
+// (the decay, the checks and the charges are one step, even when several
+// processes share the store), at req.Now. Balances are kept per scope and
+// per caller; both kinds of caller share the scope's policy. Every store
+// runs the arithmetic of package internal/balance and passes the
+// conformance cases of storetest.RunBalance. An error means the store could
+// not decide; the [Limiter] then allows the request without charging it.
+type BalanceStore interface {
+	Charge(ctx context.Context, req BalanceRequest) (BalanceResult, error)
+}
+
+// A BalanceRequest asks a [BalanceStore] to charge Cost to the balance of
+// Caller in Scope.
+type BalanceRequest struct {
+	// Scope is the name of the balance scope.
+	Scope string
+	// Caller is whose balance is charged.
+	Caller Caller
+	// Policy is the scope's policy, defaults applied.
+	Policy BalancePolicy
+	// Cost is the request's cost, 0 or more: a cost of 0 reads the balance
+	// (and may still warn or drop the caller).
+	Cost int64
+	// Now is the time of the request, as for [Request].
+	Now time.Time
+}
+
+// A BalanceResult is a [BalanceStore]'s answer to a [BalanceRequest].
+type BalanceResult struct {
+	// Before is the balance before the request, after the decay.
+	Before int64
+	// Balance is the balance after the request's charges.
+	Balance int64
+	// Dropped reports that the caller was at or above the drop threshold:
+	// the request is refused, and DropCost was charged instead of Cost.
+	Dropped bool
+	// Warned reports that the balance is at or above the warning threshold
+	// after a request that was served.
+	Warned bool
+	// WarnCharged reports that the warning cost was charged (at most once
+	// per WarnEvery).
+	WarnCharged bool
+}
+
+// A BalanceDecision is the answer to one request in a balance scope.
+//
+// The zero BalanceDecision refuses.
+type BalanceDecision struct {
+	// Allowed reports whether the request may be served: false when the
+	// caller is dropped. Answer a WebSocket caller with a close of code
+	// 1008 and a JSON-RPC caller with 503 (see [OverloadedBody]).
+	Allowed bool
+	// Load reports that the caller is at or above the warning threshold:
+	// add "warning":"load" to the reply ([WarnJSON]).
+	Load bool
+	// Counted reports whether the request was charged: false when the
+	// store failed (fail open) or the caller is exempt.
+	Counted bool
+	// Scope is the name of the balance scope.
+	Scope string
+	// Caller is whose balance was charged.
+	Caller Caller
+	// Cost is the request's cost.
+	Cost int64
+	// Balance is the caller's balance after the request.
+	Balance int64
+	// StoreErr is the store's error when the decision failed open.
+	StoreErr error
+}
+
+// SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
+// the caller is at or above the warning threshold, and nothing otherwise.
+func (d *BalanceDecision) SetHeaders(h http.Header) {
+	if d.Load {
+		h[HeaderWarning] = []string{LoadWarning}
+	}
+}
+
+// OverloadedBody is the text body of a JSON-RPC request refused because its
+// caller is dropped, sent with 503 Service Unavailable, as rippled does.
+const OverloadedBody = "Server is overloaded"
+
+// CloseReason is the reason of the WebSocket close (code 1008, policy
+// violation) that ends the connection of a dropped caller, as rippled does.
+const CloseReason = "threshold exceeded"
+
+// A Balance charges the requests of one balance scope. Build it once per
+// route with [Limiter.Balance]; it is safe for concurrent use.
+type Balance struct {
+	lim   *Limiter
+	scope *BalanceScope
+}
+
+// initBalances resolves cfg.Balances into l, checking that the store keeps
+// balances.
+func (l *Limiter) initBalances(cfg *Config, resolved map[string]*BalanceScope) error {
+	if len(resolved) == 0 {
+		return nil
+	}
+	bs, ok := cfg.Store.(BalanceStore)
+	if !ok {
+		return fmt.Errorf("ratescope: invalid config: Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", cfg.Store)
+	}
+	l.bstore = bs
+	l.balances = resolved
+	cfg.Balances = make([]BalanceScope, 0, len(resolved))
+	for _, name := range sortedBalanceNames(resolved) {
+		cfg.Balances = append(cfg.Balances, *resolved[name])
+	}
+	return nil
+}
+
+func sortedBalanceNames(m map[string]*BalanceScope) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Balance returns the Balance of the named balance scope, or an error if
+// Config.Balances does not name it.
+func (l *Limiter) Balance(scope string) (*Balance, error) {
+	s := l.balances[scope]
+	if s == nil {
+		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
+	}
+	return &Balance{lim: l, scope: s}, nil
+}
+
+// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
+// id or "" for an anonymous caller.
+func (b *Balance) Caller(r *http.Request, user string) Caller {
+	return b.lim.Caller(r, user)
+}
+
+// Scope returns the balance scope, defaults applied: its name, policy and
+// costs.
+func (b *Balance) Scope() BalanceScope { return *b.scope }
+
+// Charge charges a request of the given cost (0 or more; a negative cost
+// is read as 0) by caller, and returns the decision. When the caller is
+// dropped it logs, once for the drop, at warning level:
+//
+//	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
+//
+// with the caller, balance (before the drop's charge) and threshold as
+// attributes too. A store failure allows the request uncharged, logged as
+// for [Limiter.AllowN].
+func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
+	l, s := b.lim, b.scope
+	cost = max(cost, 0)
+	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
+	now := l.now()
+	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
+	if err != nil {
+		l.failures.Add(1)
+		l.errLog.log(ctx, l.logger, now, s.Name, err)
+		d.Allowed, d.StoreErr = true, err
+		return d
+	}
+	d.Counted, d.Balance = true, res.Balance
+	d.Allowed = !res.Dropped
+	d.Load = res.Warned
+	if res.Dropped {
+		who := caller.String()
+		l.logger.LogAttrs(ctx, slog.LevelWarn,
+			"Consumer entry "+who+" dropped with balance "+strconv.FormatInt(res.Before, 10)+" at or above drop threshold "+strconv.FormatInt(s.Drop, 10),
+			slog.String("caller", who), slog.Int64("balance", res.Before), slog.Int64("threshold", s.Drop), slog.String("scope", s.Name))
+	}
+	return d
+}
+
+// Decide is what a middleware does for a request: it charges the request
+// as [Balance.Charge] does, a cost below 0 meaning the scope's
+// Costs.Reference, and writes the decision's header to h
+// ([BalanceDecision.SetHeaders]).
+func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
+	if cost < 0 {
+		cost = b.scope.Costs.Reference
+	}
+	d := b.Charge(ctx, caller, cost)
+	d.SetHeaders(h)
+	return d
+}
+
+// Exempt returns the decision for a caller exempt from the limits (an
+// administrator): allowed, never charged, warned or dropped.
+func (b *Balance) Exempt(caller Caller) *BalanceDecision {
+	return &BalanceDecision{Allowed: true, Scope: b.scope.Name, Caller: caller}
+}

@@ -1,0 +1,213 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// windowsOnly is a store that keeps no balances.
+type windowsOnly struct{ core.Store }
+
+func TestBalanceNeedsABalanceStore(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	_, err := core.New(core.Config{Store: windowsOnly{store}, Balances: []core.BalanceScope{{Name: "ws"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "keeps no balances")
+	assert.Contains(t, err.Error(), "core.BalanceStore")
+
+	_, err = core.New(core.Config{Store: windowsOnly{store}})
+	assert.NoError(t, err, "without balance scopes, any store does")
+}
+
+func TestBalanceConfigErrors(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	for _, tc := range []struct {
+		name     string
+		balances []core.BalanceScope
+		wants    []string
+	}{
+		{name: "bad name", balances: []core.BalanceScope{{Name: "Web Socket"}}, wants: []string{`"Web Socket"`}},
+		{name: "twice", balances: []core.BalanceScope{{Name: "ws"}, {Name: "ws"}}, wants: []string{`"ws" is defined twice`}},
+		{name: "window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}}, wants: []string{"Window 1.5s"}},
+		{name: "long window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 2 * time.Hour}}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
+		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.Costs{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := core.New(core.Config{Store: store, Balances: tc.balances})
+			require.Error(t, err)
+			for _, w := range tc.wants {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestBalanceDefaults(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
+	b, err := lim.Balance("rpc")
+	require.NoError(t, err)
+	want := core.DefaultBalancePolicy()
+	want.Warn = 100
+	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
+	assert.Equal(t, []core.BalanceScope{b.Scope()}, lim.Config().Balances)
+	_, err = lim.Balance("api")
+	assert.ErrorContains(t, err, `unknown balance scope "api"`)
+}
+
+func TestBalanceChargeWarnDropAndLog(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	clock := storetest.NewClock(storetest.Start)
+	lim := newLimiter(t, core.Config{
+		Now:      clock.Now,
+		Logger:   slog.New(slog.NewJSONHandler(&logs, nil)),
+		Balances: []core.BalanceScope{{Name: "ws"}},
+	})
+	b, err := lim.Balance("ws")
+	require.NoError(t, err)
+	ctx := context.Background()
+	who := anonCaller("198.51.100.7")
+
+	d := b.Charge(ctx, who, 20)
+	assert.Equal(t, &core.BalanceDecision{Allowed: true, Counted: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0}, d)
+	// Heavy requests, many a second, until warned and then dropped.
+	var warned, dropped int
+	for i := range 1000 {
+		clock.Advance(10 * time.Millisecond)
+		d = b.Charge(ctx, who, 3000)
+		if d.Load {
+			warned++
+			assert.GreaterOrEqual(t, d.Balance, int64(5000))
+		}
+		if !d.Allowed {
+			dropped = i
+			break
+		}
+	}
+	require.NotZero(t, dropped, "dropped at last")
+	assert.Positive(t, warned, "warned before the drop")
+	assert.False(t, d.Load, "a dropped request carries no warning")
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 1, "the drop is logged once: %s", logs.String())
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
+	assert.Equal(t, "WARN", rec["level"])
+	assert.Regexp(t, `^Consumer entry 198\.51\.100\.7 dropped with balance 1[5-9]\d{3} at or above drop threshold 15000$`, rec["msg"])
+	assert.Equal(t, "198.51.100.7", rec["caller"])
+	assert.Equal(t, float64(15000), rec["threshold"])
+	assert.Contains(t, rec["msg"], "balance "+jsonNumber(rec["balance"])+" ")
+
+	// A second refused attempt is a second drop, logged once more.
+	d = b.Charge(ctx, who, 20)
+	assert.False(t, d.Allowed)
+	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2)
+
+	// A signed-in caller is logged by user id.
+	alice := core.Caller{User: "alice"}
+	for d = b.Charge(ctx, alice, 480000); d.Allowed; d = b.Charge(ctx, alice, 0) {
+	}
+	assert.Contains(t, logs.String(), `"msg":"Consumer entry alice dropped with balance`)
+}
+
+func jsonNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestBalanceExempt(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "ws"}}})
+	b, err := lim.Balance("ws")
+	require.NoError(t, err)
+	root := core.Caller{User: "root"}
+	for range 100 {
+		d := b.Exempt(root)
+		assert.Equal(t, &core.BalanceDecision{Allowed: true, Scope: "ws", Caller: root}, d)
+	}
+	d := b.Charge(context.Background(), root, 0)
+	assert.Zero(t, d.Balance, "an exempt caller is never charged")
+}
+
+// failingBalances fails every decision.
+type failingBalances struct{}
+
+var errBalancesDown = errors.New("store down")
+
+func (failingBalances) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errBalancesDown
+}
+
+func (failingBalances) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {
+	return core.BalanceResult{}, errBalancesDown
+}
+
+func TestBalanceFailsOpen(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	lim := newLimiter(t, core.Config{Store: failingBalances{}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Balances: []core.BalanceScope{{Name: "ws"}}})
+	b, err := lim.Balance("ws")
+	require.NoError(t, err)
+	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
+	assert.True(t, d.Allowed)
+	assert.False(t, d.Counted)
+	assert.ErrorIs(t, d.StoreErr, errBalancesDown)
+	assert.Equal(t, int64(1), lim.StoreFailures())
+	assert.Contains(t, logs.String(), "fail open")
+}
+
+func TestWarnJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		load bool
+		v    any
+		want string
+	}{
+		{name: "no load", load: false, v: map[string]int{"id": 1}, want: `{"id":1}`},
+		{name: "load", load: true, v: map[string]int{"id": 1}, want: `{"warning":"load","id":1}`},
+		{name: "empty object", load: true, v: struct{}{}, want: `{"warning":"load"}`},
+		{name: "json-rpc result", load: false, v: map[string]any{"result": core.WarnJSON(true, map[string]string{"status": "success"})}, want: `{"result":{"warning":"load","status":"success"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(core.WarnJSON(tc.load, tc.v))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(b))
+		})
+	}
+	_, err := json.Marshal(core.WarnJSON(true, []int{1}))
+	assert.ErrorContains(t, err, "JSON object")
+}
+
+func TestLoadWarningHeader(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Scopes: []core.Scope{{Name: "api", Anon: []core.Rate{core.PerMinute(10)}, User: []core.Rate{core.PerMinute(10)}}}})
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	var got []string
+	for range 10 {
+		h := make(map[string][]string)
+		g.Decide(context.Background(), anonCaller("192.0.2.1"), h)
+		got = append(got, strings.Join(h[core.HeaderWarning], ","))
+	}
+	// 0.8 of 10: warned once fewer than 2 remain.
+	assert.Equal(t, []string{"", "", "", "", "", "", "", "", "load", "load"}, got)
+}

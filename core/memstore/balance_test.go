@@ -1,0 +1,52 @@
+package memstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+func charge(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) core.BalanceResult {
+	res, err := s.Charge(context.Background(), core.BalanceRequest{Scope: "ws", Caller: c, Policy: core.DefaultBalancePolicy(), Cost: 20, Now: now})
+	require.NoError(t, err)
+	return res
+}
+
+func TestBalancesSwept(t *testing.T) {
+	t.Parallel()
+	s := memstore.New(memstore.Config{SweepInterval: -1})
+	defer s.Close()
+	for i := range 1000 {
+		charge(t, s, nthCaller(i), storetest.Start)
+	}
+	charge(t, s, core.Caller{User: "alice"}, storetest.Start)
+	require.Equal(t, 1001, s.Len())
+	assert.Zero(t, s.Sweep(storetest.Start.Add(128*time.Second)), "kept while the balance may be above zero")
+	assert.Equal(t, 1001, s.Sweep(storetest.Start.Add(129*time.Second)), "dropped once it reads zero")
+	assert.Zero(t, s.Len())
+}
+
+func TestBalancesBounded(t *testing.T) {
+	t.Parallel()
+	s := memstore.New(memstore.Config{MaxEntries: 640, SweepInterval: -1})
+	defer s.Close()
+	for i := range 10_000 {
+		charge(t, s, nthCaller(i), storetest.Start)
+	}
+	assert.LessOrEqual(t, s.Len(), 640)
+	assert.Positive(t, s.Evictions())
+
+	// Later, a new caller at a full shard makes room by dropping
+	// forgotten balances, not by evicting a live one.
+	evicted, full := s.Evictions(), s.Len()
+	charge(t, s, nthCaller(100_000), storetest.Start.Add(200*time.Second))
+	assert.Equal(t, evicted, s.Evictions())
+	assert.Less(t, s.Len(), full)
+}

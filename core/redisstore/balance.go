@@ -1,0 +1,81 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Charge implements [core.BalanceStore] with one EVALSHA command, sent as
+// Take's are (batched with concurrent decisions, through the same circuit
+// breaker and Timeout), so that it fails in the same ways: [ErrUnavailable]
+// while the breaker is open, a wrapped Redis or context error otherwise.
+// The over-limit cache is not used: every refused attempt of a dropped
+// caller must be charged.
+//
+// The key is the one of the caller's windows with "b" and the window in
+// seconds in place of the periods ("ratescope:ws:{a...}:b32"), so it has
+// the same hash tag and a Redis Cluster keeps it on the same master; it
+// expires 4*Window+1 s after the balance's last step, when the balance
+// would be zero anyway.
+func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.BalanceResult, error) {
+	if err := checkBalanceRequest(&req); err != nil {
+		return core.BalanceResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
+	}
+	if !s.breaker.allow() {
+		s.failedFast.Add(1)
+		return core.BalanceResult{}, ErrUnavailable
+	}
+	s.calls.Add(1)
+	c := newBalanceCall(s.prefix, max(req.Now.UnixMicro(), 0), &req)
+	var out [5]int64
+	n, err := s.do(ctx, c, out[:])
+	if err == nil && n != len(out) {
+		err = fmt.Errorf("script returned %d values, want %d", n, len(out))
+	}
+	if err != nil {
+		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
+	}
+	return core.BalanceResult{Dropped: out[0] == 1, Warned: out[1] == 1, WarnCharged: out[2] == 1, Before: out[3], Balance: out[4]}, nil
+}
+
+// newBalanceCall returns a call from callPool for the balance script.
+func newBalanceCall(prefix string, now int64, req *core.BalanceRequest) *call {
+	var buf [128]byte
+	b := appendKey(buf[:0], prefix, &core.Request{Scope: req.Scope, Caller: req.Caller})
+	b = append(b, 'b')
+	b = strconv.AppendInt(b, int64(req.Policy.Window/time.Second), 10)
+
+	c := callPool.Get().(*call)
+	c.key, c.script, c.lua = string(b), balanceScript, balanceLua
+	p := &req.Policy
+	c.nums = [numArgs]int64{now, req.Cost, int64(p.Window / time.Second), p.Warn, p.WarnCost, p.WarnEvery.Microseconds(), p.Drop, p.DropCost}
+	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &balanceSHA, "1", &c.key
+	const n = 8
+	for i := range n {
+		c.args[4+i] = &c.nums[i]
+	}
+	c.n = 4 + n
+	return c
+}
+
+var errBalanceRequest = errors.New("redisstore: balance request needs a cost of 0 or more and a window of whole seconds")
+
+// checkBalanceRequest rejects what the script cannot count; no
+// core.Limiter builds such a request.
+func checkBalanceRequest(req *core.BalanceRequest) error {
+	w := req.Policy.Window
+	if req.Cost < 0 || w < time.Second || w%time.Second != 0 {
+		return errBalanceRequest
+	}
+	return nil
+}
+
+var _ core.BalanceStore = (*Store)(nil)

@@ -1,0 +1,190 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
+)
+
+func TestBalanceConformance(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, server.Addr)
+	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
+		return newStore(t, redisstore.Config{Client: client})
+	})
+}
+
+func TestBalanceConformanceCluster(t *testing.T) {
+	t.Parallel()
+	client := newClusterClient(t)
+	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
+		return newStore(t, redisstore.Config{Client: client})
+	})
+}
+
+func TestBalanceConformanceUnbatched(t *testing.T) {
+	t.Parallel()
+	client := newClient(t, server.Addr)
+	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
+		return newStore(t, redisstore.Config{Client: client, MaxBatch: 1})
+	})
+}
+
+// TestBalanceKeys checks, on a server and on a cluster, that one charge is
+// one script command in one round trip, that every balance key expires
+// 4*Window+1 s after the balance's last step, and that a caller's balance
+// key has the hash tag of its window keys, so that a cluster keeps them on
+// one master.
+func TestBalanceKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := tc.client(t)
+			hook := &counter{}
+			client.AddHook(hook)
+			prefix := uniquePrefix()
+			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
+			policy := core.DefaultBalancePolicy()
+			callers := []core.Caller{anon("192.0.2.7"), {User: "bob"}, {User: "{x}%"}}
+			// A first charge starts the balance's steps: its key lives
+			// 129 s, 4*32 s and one more, after which the balance is 0.
+			now := storetest.Start.Add(7*time.Minute + 500*time.Millisecond)
+			for _, who := range callers {
+				// The first charge on a master may find the script missing
+				// and send it with EVAL: count the second.
+				_, err := s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
+				require.NoError(t, err)
+				scripts, trips := hook.scripts.Load(), hook.trips.Load()
+				_, err = s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
+				require.NoError(t, err)
+				assert.Equal(t, int64(1), hook.scripts.Load()-scripts, "one script command per charge")
+				assert.Equal(t, int64(1), hook.trips.Load()-trips, "one round trip per charge")
+				_, err = s.Take(ctx, core.Request{Scope: "ws", Caller: who, Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: now})
+				require.NoError(t, err)
+			}
+			keys := scanKeys(t, client, prefix)
+			require.Len(t, keys, 2*len(callers))
+			tags := map[string]int{}
+			for _, k := range keys {
+				tags[k[strings.IndexByte(k, '{'):strings.IndexByte(k, '}')+1]]++
+				if !strings.HasSuffix(k, ":b32") {
+					continue
+				}
+				ttl, err := client.PTTL(ctx, k).Result()
+				require.NoError(t, err)
+				assert.LessOrEqual(t, ttl, 129*time.Second, "key %q", k)
+				assert.Greater(t, ttl, 128*time.Second, "key %q", k)
+			}
+			assert.Len(t, tags, len(callers))
+			for tag, n := range tags {
+				assert.Equal(t, 2, n, "the window and balance keys of %s share the tag", tag)
+			}
+		})
+	}
+}
+
+func TestBalanceNoScript(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, maxBatch := range []int{64, 1} {
+		client := newClient(t, server.Addr)
+		s := newStore(t, redisstore.Config{Client: client, MaxBatch: maxBatch})
+		req := core.BalanceRequest{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.Caller{User: "ann"}, Policy: core.DefaultBalancePolicy(), Cost: 32 * 10, Now: storetest.Start}
+		_, err := s.Charge(ctx, req)
+		require.NoError(t, err)
+		// Flushing scripts on the shared server is safe: every store
+		// falls back to EVAL.
+		require.NoError(t, client.ScriptFlush(ctx).Err())
+		res, err := s.Charge(ctx, req)
+		require.NoError(t, err, "MaxBatch %d", maxBatch)
+		assert.Equal(t, int64(20), res.Balance, "the balance survived, MaxBatch %d", maxBatch)
+	}
+}
+
+func TestBalanceFailsWhenDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := newStore(t, redisstore.Config{Client: client, Timeout: 200 * time.Millisecond, BreakerFailures: 2, BreakerBackoff: time.Hour})
+	req := core.BalanceRequest{Scope: "down", Caller: core.Caller{User: "ann"}, Policy: core.DefaultBalancePolicy(), Cost: 20, Now: storetest.Start}
+	_, err := s.Charge(context.Background(), req)
+	require.NoError(t, err)
+	require.NoError(t, srv.Stop())
+	for range 2 {
+		_, err := s.Charge(context.Background(), req)
+		require.Error(t, err)
+	}
+	_, err = s.Charge(context.Background(), req)
+	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the breaker that guards Take guards Charge")
+	_, err = s.Take(context.Background(), core.Request{Scope: "down", Caller: core.Caller{User: "ann"}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start})
+	assert.ErrorIs(t, err, redisstore.ErrUnavailable)
+}
+
+func TestBalanceBadRequest(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	for _, req := range []core.BalanceRequest{
+		{Scope: "bad", Cost: -1, Policy: core.DefaultBalancePolicy()},
+		{Scope: "bad", Cost: 1, Policy: core.BalancePolicy{Window: 1500 * time.Millisecond}},
+	} {
+		_, err := s.Charge(context.Background(), req)
+		assert.Error(t, err)
+	}
+	assert.Zero(t, s.Stats().Calls, "nothing was sent")
+}
+
+// BenchmarkCharge measures balance decisions next to BenchmarkTake's window
+// decisions, on the local Redis, with the default batching.
+func BenchmarkCharge(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		client func(b *testing.B) redis.UniversalClient
+	}{
+		{name: "Server/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }},
+		{name: "Cluster/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := newStore(b, redisstore.Config{Client: bc.client(b)})
+			policy := core.DefaultBalancePolicy()
+			policy.Warn, policy.Drop = core.MaxLimit, core.MaxLimit
+			req := core.BalanceRequest{Scope: "bench-charge", Caller: anon("192.0.2.1"), Policy: policy, Cost: 0, Now: storetest.Start}
+			var wg sync.WaitGroup
+			for range 32 {
+				wg.Go(func() { _, _ = s.Charge(context.Background(), req) })
+			}
+			wg.Wait()
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Charge(context.Background(), req); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+}

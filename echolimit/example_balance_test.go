@@ -1,0 +1,75 @@
+package echolimit_test
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/echolimit"
+	"github.com/ratescope/ratescope/wslimit"
+)
+
+// A JSON-RPC API and a WebSocket API limited as the XRP Ledger server
+// limits its own: one decaying balance per caller, "warning":"load" near
+// the limit, 503 "Server is overloaded" or a close with code 1008 beyond
+// it. Here the drop threshold is low, so that the third heavy call is
+// refused.
+func ExampleNewBalance() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}),
+		NumProxies: core.Proxies(0),
+		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ledger, err := lim.Balance("ledger")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rpc, err := echolimit.NewBalance(echolimit.BalanceConfig{Balance: ledger, Cost: func(c echo.Context) int64 { return 3000 }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/rpc", func(c echo.Context) error {
+		d, _ := echolimit.BalanceDecision(c)
+		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
+	}, rpc)
+	e.GET("/ws", func(c echo.Context) error {
+		conn, err := ws.Accept(c.Response(), c.Request(), ledger.Caller(c.Request(), ""), false)
+		if err != nil {
+			return nil
+		}
+		ctx := c.Request().Context()
+		for {
+			if _, err := conn.Read(ctx); err != nil {
+				return nil
+			}
+			d, err := conn.Charge(ctx, 20) // a dropped caller is closed with 1008
+			if err != nil || conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]any{"type": "response"})) != nil {
+				return nil
+			}
+		}
+	})
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"path_find"}`)))
+		fmt.Println(w.Code, strings.TrimSpace(w.Body.String()))
+	}
+	// Output:
+	// 200 {"result":{"status":"success"}}
+	// 200 {"result":{"warning":"load","status":"success"}}
+	// 503 Server is overloaded
+}

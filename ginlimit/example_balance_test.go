@@ -1,0 +1,75 @@
+package ginlimit_test
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/ginlimit"
+	"github.com/ratescope/ratescope/wslimit"
+)
+
+// A JSON-RPC API and a WebSocket API limited as the XRP Ledger server
+// limits its own: one decaying balance per caller, "warning":"load" near
+// the limit, 503 "Server is overloaded" or a close with code 1008 beyond
+// it. Here the drop threshold is low, so that the third heavy call is
+// refused.
+func ExampleNewBalance() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}),
+		NumProxies: core.Proxies(0),
+		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ledger, err := lim.Balance("ledger")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rpc, err := ginlimit.NewBalance(ginlimit.BalanceConfig{Balance: ledger, Cost: func(c *gin.Context) int64 { return 3000 }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r := gin.New()
+	r.POST("/rpc", rpc, func(c *gin.Context) {
+		d, _ := ginlimit.BalanceDecision(c)
+		c.JSON(http.StatusOK, gin.H{"result": core.WarnJSON(d.Load, gin.H{"status": "success"})})
+	})
+	r.GET("/ws", func(c *gin.Context) {
+		conn, err := ws.Accept(c.Writer, c.Request, ledger.Caller(c.Request, ""), false)
+		if err != nil {
+			return
+		}
+		ctx := c.Request.Context()
+		for {
+			if _, err := conn.Read(ctx); err != nil {
+				return
+			}
+			d, err := conn.Charge(ctx, 20) // a dropped caller is closed with 1008
+			if err != nil || conn.WriteJSON(ctx, core.WarnJSON(d.Load, gin.H{"type": "response"})) != nil {
+				return
+			}
+		}
+	})
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"path_find"}`)))
+		fmt.Println(w.Code, w.Body)
+	}
+	// Output:
+	// 200 {"result":{"status":"success"}}
+	// 200 {"result":{"warning":"load","status":"success"}}
+	// 503 Server is overloaded
+}

@@ -1,0 +1,80 @@
+package wslimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/wslimit"
+)
+
+// Each message costs 3000; with a warning at 100 and a drop at 150, the
+// second reply carries "warning":"load" and the third message closes the
+// connection with 1008, "threshold exceeded".
+func Example() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}),
+		NumProxies: core.Proxies(0),
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	bal, err := lim.Balance("ws")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := ws.Accept(w, r, bal.Caller(r, ""), false)
+		if err != nil {
+			return
+		}
+		defer conn.WS().CloseNow()
+		for {
+			if _, err := conn.Read(r.Context()); err != nil {
+				return
+			}
+			d, err := conn.Charge(r.Context(), bal.Scope().Costs.Heavy)
+			if err != nil {
+				return // dropped, and closed with 1008
+			}
+			if err := conn.WriteJSON(r.Context(), core.WarnJSON(d.Load, map[string]string{"type": "response"})); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.CloseNow()
+	for range 3 {
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"command":"path_find"}`))
+		_, reply, err := c.Read(ctx)
+		var closed websocket.CloseError
+		if errors.As(err, &closed) {
+			fmt.Println("closed:", closed.Code, closed.Reason)
+			break
+		}
+		fmt.Println(string(reply))
+	}
+	// Output:
+	// {"type":"response"}
+	// {"warning":"load","type":"response"}
+	// closed: StatusPolicyViolation threshold exceeded
+}

@@ -1,0 +1,158 @@
+// Package wslimit limits a WebSocket API with a decaying balance of message
+// costs, the XRP Ledger server's model (see [core.BalanceScope]): every
+// message a caller sends is charged to its balance, and so, if asked, is
+// every message the server pushes to it; a caller at or above the warning
+// threshold is told to add "warning":"load" to its replies, and a caller
+// at or above the drop threshold is disconnected with close code 1008
+// (policy violation) and the reason "threshold exceeded", as rippled does.
+//
+// It works on plain net/http, so that Gin and Echo handlers, and any other,
+// use it alike: the handler finds the caller and whether it is exempt as
+// its framework's middleware would, and passes them to [Server.Accept].
+//
+//	conn, err := ws.Accept(w, r, caller, exempt)
+//	for {
+//		msg, err := conn.Read(ctx)
+//		// ... parse msg, pick its cost ...
+//		d, err := conn.Charge(ctx, cost) // ErrDropped: closed with 1008
+//		// ... serve it ...
+//		err = conn.WriteJSON(ctx, core.WarnJSON(d.Load, reply))
+//	}
+//
+// The WebSocket implementation is github.com/coder/websocket, which has no
+// dependencies of its own (docs/adr/0022).
+package wslimit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/coder/websocket"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// ClosePolicyViolation is the close code that ends a dropped caller's
+// connection: 1008, policy violation.
+const ClosePolicyViolation = websocket.StatusPolicyViolation
+
+// ErrDropped is the error [Conn.Charge] and [Conn.Push] return once the
+// caller is dropped and the connection closed. Test for it with errors.Is.
+var ErrDropped = errors.New("wslimit: caller dropped: " + core.CloseReason)
+
+// Config configures a [Server]. Zero fields take the defaults stated on
+// each.
+type Config struct {
+	// Balance charges the messages: the balance scope of the WebSocket
+	// API, from [core.Limiter.Balance]. Required.
+	Balance *core.Balance
+	// AcceptOptions are passed to websocket.Accept: origins, subprotocols,
+	// compression. Default: nil, the library's defaults (same origin only).
+	AcceptOptions *websocket.AcceptOptions
+}
+
+// Validate reports the problem with c, if any: a missing Balance.
+func (c Config) Validate() error {
+	if c.Balance == nil {
+		return errors.New("wslimit: no Balance: build one with core.Limiter.Balance")
+	}
+	return nil
+}
+
+// A Server accepts WebSocket connections whose messages are charged to a
+// balance scope. It is safe for concurrent use. Build it with [New].
+type Server struct {
+	cfg Config
+}
+
+// New returns a Server for cfg, or the error of [Config.Validate].
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg}, nil
+}
+
+// Accept upgrades the request to a WebSocket connection of caller; an
+// exempt caller (an administrator, by the same predicate as the window
+// limits) is never charged, warned or dropped. On error Accept has
+// written an HTTP error response, as websocket.Accept does.
+func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Caller, exempt bool) (*Conn, error) {
+	ws, err := websocket.Accept(w, r, s.cfg.AcceptOptions)
+	if err != nil {
+		return nil, fmt.Errorf("wslimit: accept: %w", err)
+	}
+	return &Conn{ws: ws, balance: s.cfg.Balance, caller: caller, exempt: exempt}, nil
+}
+
+// A Conn is one caller's WebSocket connection. Read from one goroutine at
+// a time; Charge, WriteJSON and Push may be called concurrently with Read
+// and with each other.
+type Conn struct {
+	ws      *websocket.Conn
+	balance *core.Balance
+	caller  core.Caller
+	exempt  bool
+}
+
+// Caller returns whose balance the connection's messages are charged to.
+func (c *Conn) Caller() core.Caller { return c.caller }
+
+// WS returns the underlying connection, for what Conn does not wrap (ping,
+// read limits, subprotocols).
+func (c *Conn) WS() *websocket.Conn { return c.ws }
+
+// Read returns the next message the caller sent, text or binary. It does
+// not charge it: pick its cost and call [Conn.Charge].
+func (c *Conn) Read(ctx context.Context) ([]byte, error) {
+	_, msg, err := c.ws.Read(ctx)
+	return msg, err
+}
+
+// Charge charges a message of the given cost to the caller's balance and
+// returns the decision: add "warning":"load" to the reply when d.Load
+// ([core.WarnJSON]). When the caller is dropped, Charge closes the
+// connection with code 1008 and reason "threshold exceeded" and returns
+// [ErrDropped]; the drop is logged once, by the limiter. A store failure
+// allows the message (fail open).
+func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
+	if c.exempt {
+		return c.balance.Exempt(c.caller), nil
+	}
+	d := c.balance.Charge(ctx, c.caller, cost)
+	if !d.Allowed {
+		_ = c.ws.Close(ClosePolicyViolation, core.CloseReason)
+		return d, ErrDropped
+	}
+	return d, nil
+}
+
+// WriteJSON writes v as one JSON text message.
+func (c *Conn) WriteJSON(ctx context.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wslimit: %w", err)
+	}
+	return c.ws.Write(ctx, websocket.MessageText, b)
+}
+
+// Push writes a message the server sends on its own (a subscription's
+// update, a path search's follow-up) after charging its cost, as rippled
+// charges follow-up messages: a cost of 0 charges nothing. A dropped
+// caller is sent nothing: the connection is closed as for [Conn.Charge].
+func (c *Conn) Push(ctx context.Context, cost int64, v any) error {
+	if cost > 0 {
+		if _, err := c.Charge(ctx, cost); err != nil {
+			return err
+		}
+	}
+	return c.WriteJSON(ctx, v)
+}
+
+// Close closes the connection with a normal closure.
+func (c *Conn) Close() error {
+	return c.ws.Close(websocket.StatusNormalClosure, "")
+}

@@ -1,0 +1,202 @@
+package wslimit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/wslimit"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// echoServer serves WebSocket connections that answer each message, whose
+// text is its cost, with {"cost":N} and the warning when warned; the
+// message "push" makes the server push a message of cost 3000 first. The
+// caller is the user of the X-User header; user "root" is exempt.
+func echoServer(t *testing.T, logs *syncBuffer) string {
+	t.Helper()
+	lim, err := core.New(core.Config{
+		Store:    memstore.New(memstore.Config{SweepInterval: -1}),
+		Now:      storetest.NewClock(storetest.Start).Now,
+		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
+		Balances: []core.BalanceScope{{Name: "ws"}},
+	})
+	require.NoError(t, err)
+	bal, err := lim.Balance("ws")
+	require.NoError(t, err)
+	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user := r.Header.Get("X-User")
+		caller := bal.Caller(r, user)
+		conn, err := ws.Accept(w, r, caller, user == "root")
+		if err != nil {
+			return
+		}
+		ctx := r.Context()
+		for {
+			msg, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			if string(msg) == "push" {
+				if err := conn.Push(ctx, 3000, map[string]string{"type": "pushed"}); err != nil {
+					return
+				}
+				msg = []byte("0")
+			}
+			var cost int64
+			_ = json.Unmarshal(msg, &cost)
+			d, err := conn.Charge(ctx, cost)
+			if errors.Is(err, wslimit.ErrDropped) {
+				return
+			}
+			if err := conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]int64{"cost": cost, "balance": d.Balance})); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+func dial(t *testing.T, url, user string) *websocket.Conn {
+	t.Helper()
+	h := http.Header{}
+	if user != "" {
+		h.Set("X-User", user)
+	}
+	c, _, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{HTTPHeader: h})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return c
+}
+
+type reply struct {
+	Warning string `json:"warning"`
+	Type    string `json:"type"`
+	Balance int64  `json:"balance"`
+}
+
+func send(t *testing.T, c *websocket.Conn, msg string) (reply, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(msg)))
+	_, b, err := c.Read(ctx)
+	if err != nil {
+		return reply{}, err
+	}
+	var r reply
+	require.NoError(t, json.Unmarshal(b, &r))
+	return r, nil
+}
+
+func TestWarnThenDrop(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServer(t, &logs)
+	c := dial(t, url, "alice")
+	var warned bool
+	var err error
+	for i := 0; i < 1000; i++ {
+		var r reply
+		r, err = send(t, c, "3000")
+		if err != nil {
+			break
+		}
+		if r.Warning == "load" {
+			warned = true
+			assert.GreaterOrEqual(t, r.Balance, int64(5000))
+		} else {
+			assert.Less(t, r.Balance, int64(5000))
+		}
+	}
+	require.Error(t, err)
+	assert.True(t, warned, "warned before the drop")
+	var ce websocket.CloseError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, websocket.StatusPolicyViolation, ce.Code)
+	assert.Equal(t, "threshold exceeded", ce.Reason)
+	assert.Equal(t, 1, strings.Count(logs.String(), "Consumer entry alice dropped with balance"), logs.String())
+
+	// Back on a new connection, still dropped: closed at the first message.
+	c = dial(t, url, "alice")
+	_, err = send(t, c, "20")
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, websocket.StatusPolicyViolation, ce.Code)
+	assert.Equal(t, 2, strings.Count(logs.String(), "Consumer entry alice dropped"), "one line per drop")
+
+	// Others are not affected.
+	r, err := send(t, dial(t, url, "bob"), "20")
+	require.NoError(t, err)
+	assert.Empty(t, r.Warning)
+}
+
+func TestPushIsCharged(t *testing.T) {
+	t.Parallel()
+	url := echoServer(t, &syncBuffer{})
+	c := dial(t, url, "carol")
+	ctx := context.Background()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte("push")))
+	_, b, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"pushed"}`, string(b))
+	// Then the reply to "push", a message of cost 0.
+	_, b, err = c.Read(ctx)
+	require.NoError(t, err)
+	var r reply
+	require.NoError(t, json.Unmarshal(b, &r))
+	assert.Equal(t, int64(3000/32), r.Balance, "the pushed message cost 3000")
+}
+
+func TestExemptNeverDropped(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServer(t, &logs)
+	c := dial(t, url, "root")
+	for range 300 {
+		r, err := send(t, c, "3000")
+		require.NoError(t, err)
+		assert.Empty(t, r.Warning)
+		assert.Zero(t, r.Balance)
+	}
+	assert.Empty(t, logs.String())
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	_, err := wslimit.New(wslimit.Config{})
+	assert.ErrorContains(t, err, "no Balance")
+}
