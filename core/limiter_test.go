@@ -160,11 +160,23 @@ func TestCost(t *testing.T) {
 	assert.Equal(t, int64(96), d.Limits()[1].Remaining)
 
 	require.NoError(t, lim.CheckCost("api", 10))
-	assert.Error(t, lim.CheckCost("api", 11), "above the smallest limit")
+	assert.NoError(t, lim.CheckCost("api", 11), "above the smallest limit: clamped, not an error")
 	assert.Error(t, lim.CheckCost("api", 0))
 	assert.Error(t, lim.CheckCost("nope", 1))
-	_, err = lim.AllowN(ctx, "api", ip, 11)
+	_, err = lim.AllowN(ctx, "api", ip, 0)
 	assert.Error(t, err)
+
+	// A cost above the smallest limit is clamped to it: allowed only from
+	// an empty window, and then it uses the whole limit.
+	other := anonCaller("192.0.2.10")
+	d, err = lim.AllowN(ctx, "api", other, 11)
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(10), d.Cost)
+	assert.Equal(t, int64(0), d.Limits()[0].Remaining)
+	d, err = lim.AllowN(ctx, "api", ip, 11)
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "4 of 10 used: a clamped cost of 10 does not fit")
 	d, err = lim.Allow(ctx, "nope", ip)
 	assert.ErrorContains(t, err, `unknown scope "nope"`)
 	assert.False(t, d.Allowed)
@@ -274,8 +286,8 @@ func TestGuard(t *testing.T) {
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}})
 	_, err := lim.Guard("nope", 1)
 	assert.ErrorContains(t, err, "unknown scope")
-	_, err = lim.Guard("api", 3)
-	assert.ErrorContains(t, err, "cost 3")
+	_, err = lim.Guard("api", -1)
+	assert.ErrorContains(t, err, "cost -1")
 
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
@@ -305,7 +317,7 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, core.DefaultScope, dd.Scope)
 	assert.Equal(t, int64(1), dd.Cost)
 
-	ex := g.Exempt(core.Caller{User: "root"})
+	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)
 	assert.False(t, ex.Counted)
 	assert.Empty(t, ex.Limits())
