@@ -47,18 +47,21 @@ func TestConfigErrors(t *testing.T) {
 		name  string
 		cfg   core.Config
 		wants []string
+		id    string
 	}{
-		{"no store", core.Config{}, []string{"no Store"}},
-		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}},
-		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}},
-		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}},
-		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}},
-		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}},
-		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}},
-		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}},
-		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}},
-		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}},
-		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}},
+		{"no store", core.Config{}, []string{"no Store"}, core.IDNoStore},
+		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}, core.IDInvalidRate},
+		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}, core.IDInvalidRate},
+		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}, core.IDInvalidRate},
+		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}, core.IDInvalidRate},
+		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}, core.IDInvalidRate},
+		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}, core.IDInvalidScope},
+		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}, core.IDInvalidScope},
+		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}, core.IDInvalidRate},
+		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}, core.IDOutOfRange},
+		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}, core.IDOutOfRange},
+		{"unknown shadow scope", core.Config{Store: store, ShadowScopes: []string{"apii"}}, []string{`ShadowScopes: "apii" is no known scope`}, core.IDInvalidScope},
+		{"invalid trusted proxy", core.Config{Store: store, TrustedProxies: core.Networks{netip.Prefix{}}}, []string{"TrustedProxies[0]"}, core.IDInvalidProxies},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -68,6 +71,10 @@ func TestConfigErrors(t *testing.T) {
 			for _, want := range tc.wants {
 				assert.Contains(t, err.Error(), want)
 			}
+			assert.Contains(t, err.Error(), tc.id+": ", "the error names its id")
+			var ce *core.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.id, ce.ID)
 		})
 	}
 }

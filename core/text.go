@@ -109,21 +109,27 @@ func (t RateTable) add(s string) error {
 	var errs []error
 	for _, part := range strings.Fields(s) {
 		key, val, ok := strings.Cut(part, "=")
-		if _, _, known := splitRateKey(key); !ok || !known || key == "" || val == "" {
-			errs = append(errs, fmt.Errorf("%q: want SCOPE.KIND=RATE[,RATE...] with KIND anon or user, e.g. api.anon=60/min,1000/day", part))
-			continue
+		if !ok {
+			val = ""
 		}
-		if _, dup := t[key]; dup {
-			errs = append(errs, fmt.Errorf("%q: %s given twice", part, key))
-			continue
-		}
-		if _, err := ParseRates(val); err != nil {
-			errs = append(errs, fmt.Errorf("%q: %w", part, err))
-			continue
-		}
-		t[key] = val
+		errs = append(errs, t.set(part, key, val))
 	}
 	return errors.Join(errs...)
+}
+
+// set checks key and val, written part in the text, and adds them to t.
+func (t RateTable) set(part, key, val string) error {
+	if _, _, known := splitRateKey(key); !known || val == "" {
+		return fmt.Errorf("%q: want SCOPE.KIND=RATE[,RATE...] with KIND anon or user, e.g. api.anon=60/min,1000/day", part)
+	}
+	if _, dup := t[key]; dup {
+		return fmt.Errorf("%q: %s given twice", part, key)
+	}
+	if _, err := ParseRates(val); err != nil {
+		return fmt.Errorf("%q: %w", part, err)
+	}
+	t[key] = val
+	return nil
 }
 
 // String returns the table in the form [ParseRateTable] reads, sorted by
@@ -165,7 +171,7 @@ func (t *RateTable) UnmarshalText(text []byte) error {
 
 // UnmarshalJSON reads a string in the form of [ParseRateTable], or an
 // object {"api.anon": "60/min,1000/day", ...}; either way every part is
-// checked as ParseRateTable checks it.
+// checked as ParseRateTable checks it, and the table is replaced.
 func (t *RateTable) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
@@ -175,10 +181,30 @@ func (t *RateTable) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("rates: want a string or an object of strings: %w", err)
 	}
+	return t.fromMap(m)
+}
+
+// UnmarshalYAML is UnmarshalJSON for YAML (go.yaml.in/yaml/v3 and
+// gopkg.in/yaml.v2 call it): a string or a mapping of keys to rates.
+func (t *RateTable) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		return t.UnmarshalText([]byte(s))
+	}
+	var m map[string]string
+	if err := unmarshal(&m); err != nil {
+		return fmt.Errorf("rates: want a string or a mapping of strings: %w", err)
+	}
+	return t.fromMap(m)
+}
+
+// fromMap replaces t with m, each entry checked as a part of
+// ParseRateTable.
+func (t *RateTable) fromMap(m map[string]string) error {
 	v := RateTable{}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		errs = append(errs, v.add(k+"="+m[k]))
+		errs = append(errs, v.set(k+"="+m[k], k, m[k]))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
