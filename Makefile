@@ -7,8 +7,12 @@ GO ?= go
 
 .PHONY: test deps fmt-check vet imports bench portal fuzz
 
+# Nested modules with tests of their own (benchmarks/ has only benchmarks).
+MODULES := prometheus
+
 test: deps fmt-check vet imports
 	$(GO) test -race -count=1 ./...
+	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
 deps:
 	@scripts/install-deps.sh
@@ -19,6 +23,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
+	for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
 # core imports no web framework; no library package imports both.
 imports:
