@@ -187,7 +187,7 @@ func TestRateTable(t *testing.T) {
 
 	_, err = core.ParseRateTable("api.anon=3/minutes api.user api.anon=1/s x.other=1/s")
 	require.Error(t, err)
-	for _, want := range []string{`"api.anon=3/minutes"`, `unknown unit "minutes"`, `"api.user": want SCOPE.KIND=RATE`, `"x.other=1/s": want`} {
+	for _, want := range []string{`"api.anon=3/minutes"`, `unknown unit "minutes"`, `"api.user": no rate`, `key "x.other" is not SCOPE.anon or SCOPE.user`} {
 		assert.Contains(t, err.Error(), want)
 	}
 	_, err = core.ParseRateTable("api.anon=1/s api.anon=2/s")

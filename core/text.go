@@ -119,8 +119,11 @@ func (t RateTable) add(s string) error {
 
 // set checks key and val, written part in the text, and adds them to t.
 func (t RateTable) set(part, key, val string) error {
-	if _, _, known := splitRateKey(key); !known || val == "" {
-		return fmt.Errorf("%q: want SCOPE.KIND=RATE[,RATE...] with KIND anon or user, e.g. api.anon=60/min,1000/day", part)
+	if _, _, known := splitRateKey(key); !known {
+		return fmt.Errorf("%q: key %q is not SCOPE.anon or SCOPE.user; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part, key)
+	}
+	if val == "" {
+		return fmt.Errorf("%q: no rate; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part)
 	}
 	if _, dup := t[key]; dup {
 		return fmt.Errorf("%q: %s given twice", part, key)
