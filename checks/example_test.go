@@ -38,3 +38,22 @@ func ExampleRunConfig() {
 	// Output:
 	// ratescope.E001 ERROR
 }
+
+// In a test or CI, fail on warnings, except those silenced.
+func ExampleOptions() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	msgs, err := checks.Options{Silence: []string{checks.IDStoreNotShared}, Strict: true}.Run(ctx, lim)
+	for _, m := range msgs {
+		fmt.Println(m.ID)
+	}
+	fmt.Println(err)
+	// Output:
+	// ratescope.W601
+	// checks: 1 failed: ratescope.W601 the number of proxies is not set.
+}
