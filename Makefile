@@ -37,6 +37,7 @@ portal:
 fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 
 # Compares ratescope with its peers; see benchmarks/README.md.
 bench: deps

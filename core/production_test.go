@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -304,4 +305,39 @@ func TestRateTableYAMLMappingIsChecked(t *testing.T) {
 	}
 	err := yaml.Unmarshal([]byte("rates:\n  api.anon: 7/mn\n"), &cfg)
 	assert.ErrorContains(t, err, `"api.anon=7/mn"`)
+}
+
+func FuzzTrustedClientAddr(f *testing.F) {
+	f.Add("10.0.0.1:1", "6.6.6.6, 198.51.100.1, 10.1.1.1", 0)
+	f.Add("203.0.113.1:1", "198.51.100.1", 1)
+	f.Add("[2001:db8::1]:443", "garbage, 10.1.1.1", 2)
+	trusted := core.Networks{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}
+	f.Fuzz(func(t *testing.T, remote, xff string, n int) {
+		var lines []string
+		if xff != "" {
+			lines = strings.Split(xff, "\n")
+		}
+		p := core.ProxyCount{}
+		if n%4 > 0 {
+			p = core.Proxies(n % 4)
+		}
+		got := core.TrustedClientAddr(remote, lines, p, trusted)
+		peer := core.ClientAddr(remote, nil, core.Proxies(0))
+		if !trusted.Contains(peer) {
+			// A peer outside the networks chooses nothing.
+			assert.Equal(t, peer, got)
+			return
+		}
+		if got != peer {
+			assert.True(t, got.IsValid())
+			assert.Empty(t, got.Zone())
+			assert.False(t, got.Is4In6())
+		}
+		// What a caller writes to the left of the first untrusted entry
+		// cannot move its count.
+		if !trusted.Contains(got) {
+			spoofed := append([]string{"6.6.6.6, 7.7.7.7"}, lines...)
+			assert.Equal(t, got, core.TrustedClientAddr(remote, spoofed, p, trusted), "spoof before %q", lines)
+		}
+	})
 }
