@@ -31,7 +31,8 @@ type Config struct {
 	// "api.user") with values in the form [ParseRates] reads
 	// ("60/min,1000/day"). A scope or kind it does not name keeps its
 	// starting values; a key that names no known scope and kind is an
-	// error, so a typo cannot silently remove a limit.
+	// error, so a typo cannot silently remove a limit. A [RateTable]
+	// converts to it, to read the rates from text.
 	Rates map[string]string
 
 	// NumProxies is how many reverse proxies stand in front of the
@@ -289,7 +290,9 @@ func (k *kindLimits) clampCost(cost int64) int64 {
 
 // Caller returns who made r: the signed-in user if user is not empty,
 // otherwise an anonymous caller counted by the network of its address
-// ([ClientAddr] with the configured number of proxies, then the IPv6 prefix).
+// ([TrustedClientAddr] with the configured number of proxies and trusted
+// networks, then the IPv6 prefix). A user id that starts with a NUL byte
+// gets another in front, so that no user id is ever a [KeyCaller].
 func (l *Limiter) Caller(r *http.Request, user string) Caller {
 	if user != "" {
 		if user[0] == 0 {
