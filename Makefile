@@ -7,8 +7,12 @@ GO ?= go
 
 .PHONY: test deps fmt-check vet imports docs bench portal fuzz
 
+# Nested modules with tests of their own (benchmarks/ has only benchmarks).
+MODULES := prometheus
+
 test: deps fmt-check vet imports docs
 	$(GO) test -race -count=1 ./...
+	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
 deps:
 	@scripts/install-deps.sh
@@ -19,6 +23,7 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	cd benchmarks && $(GO) vet ./...
+	for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
 # core imports no web framework; no library package imports both.
 imports:
@@ -38,6 +43,7 @@ portal:
 fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 
 # Compares ratescope with its peers; see benchmarks/README.md.
 bench: deps

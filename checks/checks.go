@@ -2,22 +2,47 @@
 // that no request would reveal until the limits fail to protect the API.
 //
 // A check returns [Message] values, each with an id (ratescope.W601), a
-// level, a text and a hint, printed on one line so a log stays readable.
-// Call [Log] once at startup:
+// level, a text and a hint. Call [Log] once at startup; it logs each
+// message with a short text and the id, level and hint as attributes:
 //
 //	lim, err := core.New(cfg)
 //	...
 //	checks.Log(ctx, slog.Default(), lim)
 //
+// To silence ids, or to fail on warnings in tests and CI, use [Options]:
+//
+//	msgs, err := checks.Options{Silence: []string{checks.IDStoreNotShared}, Strict: true}.Run(ctx, lim)
+//
 // # The checks
 //
-//   - ratescope.E001: the configuration is invalid (bad rate, unknown
-//     scope key); see [Config].
-//   - ratescope.W601: the number of proxies is not set (Config.NumProxies).
+// Errors, the problems [core.New] rejects; its error text starts with the
+// id (see [core.ConfigError]) and [RunConfig] reports each as a Message:
+//
+//   - ratescope.E001: an invalid rate, or a rate key that names no known
+//     scope and kind.
+//   - ratescope.E002: no store.
+//   - ratescope.E003: a setting out of range (IPv6Bits, LoadRatio,
+//     ErrorLogInterval).
+//   - ratescope.E004: an invalid or duplicate scope name, or an unknown
+//     scope in ShadowScopes.
+//   - ratescope.E005: an invalid network in TrustedProxies.
+//
+// Warnings, from [Run]:
+//
+//   - ratescope.W601: neither the number of proxies (Config.NumProxies)
+//     nor the trusted proxies (Config.TrustedProxies) is set.
 //   - ratescope.W602: the store keeps counts in one process's memory, so
 //     with several processes each caller gets its limits once per process.
 //   - ratescope.W603: the store cannot be reached at startup; until it can,
 //     requests are allowed and not counted (fail open).
+//   - ratescope.W610: shadow mode is on, for the limiter or some scopes:
+//     nobody over a limit is refused.
+//   - ratescope.W611: TrustedProxies is set but NumProxies is 0, so no
+//     X-Forwarded-For is read and the networks are unused.
+//   - ratescope.W612: the web framework's own client address (Gin's
+//     ClientIP, Echo's RealIP) disagrees with the address ratescope
+//     counts; from [ClientIP], which ginlimit.CheckClientIP and
+//     echolimit.CheckClientIP call.
 //
 // A store takes part in W602 and W603 by having the methods Shared() bool
 // and Ping(context.Context) error.
@@ -25,8 +50,11 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,13 +104,29 @@ func (m Message) String() string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Message ids.
+// Message ids. The E ids are those of package core's [core.ConfigError].
 const (
-	IDInvalidConfig    = "ratescope.E001"
+	IDInvalidConfig    = core.IDInvalidRate
+	IDNoStore          = core.IDNoStore
+	IDOutOfRange       = core.IDOutOfRange
+	IDInvalidScope     = core.IDInvalidScope
+	IDInvalidProxies   = core.IDInvalidProxies
 	IDProxiesUnset     = "ratescope.W601"
 	IDStoreNotShared   = "ratescope.W602"
 	IDStoreUnreachable = "ratescope.W603"
+	IDShadowMode       = "ratescope.W610"
+	IDProxiesUnused    = "ratescope.W611"
+	IDClientIPDiffers  = "ratescope.W612"
 )
+
+// configHints are the hints of the E ids.
+var configHints = map[string]string{
+	core.IDInvalidRate:    "Rates are written N/PERIOD (60/min, 1000/day, 100/15m) and keyed SCOPE.anon or SCOPE.user.",
+	core.IDNoStore:        "Set Config.Store: memstore.New for one process, the Redis store for several.",
+	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
+	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
+	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
+}
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.
 const hintProxies = "Set NumProxies to the number of reverse proxies or load balancers in front of the application. " +
@@ -90,24 +134,73 @@ const hintProxies = "Set NumProxies to the number of reverse proxies or load bal
 	"Too low (or ignoring the header behind a proxy), and every caller is counted as the proxy, so one busy caller uses up everyone's allowance. " +
 	"Until it is set, the peer address is used. Set 0 if the application faces the callers directly."
 
-// Config checks a configuration before a Limiter is built: it returns E001
-// for each problem [core.Config.Validate] finds (an invalid rate, a rate key
-// that names no known scope or kind), and the messages of [Limiter] that
-// need no limiter.
-func Config(cfg core.Config) []Message {
+// RunConfig checks a configuration before a Limiter is built: it returns
+// an error message for each problem [core.Config.Validate] finds, under the
+// problem's E id (E001 for an invalid rate or rate key, and so on), and the
+// messages of [Run] that need no limiter.
+func RunConfig(cfg core.Config) []Message {
 	var msgs []Message
 	if err := cfg.Validate(); err != nil {
 		for _, e := range splitJoined(err) {
+			id, text := IDInvalidConfig, e.Error()
+			var ce *core.ConfigError
+			if errors.As(e, &ce) {
+				id, text = ce.ID, ce.Err.Error()
+			}
 			msgs = append(msgs, Message{
-				ID:    IDInvalidConfig,
+				ID:    id,
 				Level: Error,
-				Text:  "invalid rate limit configuration: " + e.Error() + ".",
-				Hint:  "Rates are written N/PERIOD (60/min, 1000/day, 100/15m) and keyed SCOPE.anon or SCOPE.user.",
+				Text:  "invalid rate limit configuration: " + text + ".",
+				Hint:  configHints[id],
 			})
 		}
 	}
-	if !cfg.NumProxies.IsSet() {
+	return append(msgs, configMessages(cfg)...)
+}
+
+// Config is the old name of [RunConfig].
+//
+// Deprecated: use RunConfig.
+func Config(cfg core.Config) []Message { return RunConfig(cfg) }
+
+// configMessages returns the warnings that the configuration alone shows.
+func configMessages(cfg core.Config) []Message {
+	var msgs []Message
+	if !cfg.NumProxies.IsSet() && len(cfg.TrustedProxies) == 0 {
 		msgs = append(msgs, proxiesUnset())
+	}
+	if len(cfg.TrustedProxies) > 0 && cfg.NumProxies.IsSet() && cfg.NumProxies.N() == 0 {
+		msgs = append(msgs, Message{
+			ID:    IDProxiesUnused,
+			Level: Warning,
+			Text:  fmt.Sprintf("TrustedProxies is set (%s) but NumProxies is 0, so X-Forwarded-For is never read and the networks are unused.", cfg.TrustedProxies),
+			Hint:  "Behind proxies, leave NumProxies unset (the networks alone say which entries to skip) or set it to the number of proxies; facing the callers directly, remove TrustedProxies.",
+		})
+	}
+	var shadow []string
+	if !cfg.Shadow {
+		for _, s := range cfg.Scopes {
+			if s.Shadow {
+				shadow = append(shadow, s.Name)
+			}
+		}
+		for _, name := range cfg.ShadowScopes {
+			if !slices.Contains(shadow, name) {
+				shadow = append(shadow, name)
+			}
+		}
+	}
+	if cfg.Shadow || len(shadow) > 0 {
+		what := "the whole limiter is"
+		if !cfg.Shadow {
+			what = "scopes " + strings.Join(shadow, ", ") + " are"
+		}
+		msgs = append(msgs, Message{
+			ID:    IDShadowMode,
+			Level: Warning,
+			Text:  what + " in shadow mode: callers over a limit are counted and logged but served.",
+			Hint:  "Fine while rolling a limit out: watch the shadow outcomes, then set Shadow false to enforce it.",
+		})
 	}
 	return msgs
 }
@@ -127,15 +220,14 @@ func splitJoined(err error) []error {
 	return []error{err}
 }
 
-// Limiter checks a built Limiter: W601 if the number of proxies is not set,
-// W602 if its store is not shared between processes, W603 if its store
-// cannot be reached within two seconds (or before ctx ends).
-func Limiter(ctx context.Context, lim *core.Limiter) []Message {
-	var msgs []Message
+// Run checks a built Limiter: W601 if neither the number of proxies nor
+// the trusted proxies is set, W602 if its store is not shared between
+// processes, W603 if its store cannot be reached within two seconds (or
+// before ctx ends), W610 for shadow mode, W611 for trusted proxies that are
+// unused.
+func Run(ctx context.Context, lim *core.Limiter) []Message {
 	cfg := lim.Config()
-	if !cfg.NumProxies.IsSet() {
-		msgs = append(msgs, proxiesUnset())
-	}
+	msgs := configMessages(cfg)
 	if s, ok := cfg.Store.(interface{ Shared() bool }); ok && !s.Shared() {
 		msgs = append(msgs, Message{
 			ID:    IDStoreNotShared,
@@ -160,17 +252,129 @@ func Limiter(ctx context.Context, lim *core.Limiter) []Message {
 	return msgs
 }
 
-// Log runs [Limiter] and logs each message on one line to logger: warnings
-// at level Warn, errors at level Error, with the id as attribute "id". It
-// returns the messages.
+// Limiter is the old name of [Run].
+//
+// Deprecated: use Run.
+func Limiter(ctx context.Context, lim *core.Limiter) []Message { return Run(ctx, lim) }
+
+// Log is Options{}.Log without the error: it runs [Run] and logs each
+// message, and returns the messages.
 func Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) []Message {
-	msgs := Limiter(ctx, lim)
+	msgs, _ := Options{}.Log(ctx, logger, lim)
+	return msgs
+}
+
+// Options says which messages to report and which fail. The zero Options
+// reports every message and fails on errors only.
+type Options struct {
+	// Silence lists ids not to report, such as "ratescope.W602" in
+	// development.
+	Silence []string
+	// Strict makes warnings fail as errors do: for tests and CI, so that
+	// a deployment problem stops the build. Default: false.
+	Strict bool
+}
+
+// Filter returns msgs without the silenced ids, and an error that lists the
+// ids of those that fail: errors, and warnings too when Strict. The error
+// is nil when none fails.
+func (o Options) Filter(msgs []Message) ([]Message, error) {
+	var kept []Message
+	var failing []string
+	for _, m := range msgs {
+		if slices.Contains(o.Silence, m.ID) {
+			continue
+		}
+		kept = append(kept, m)
+		if m.Level == Error || o.Strict {
+			failing = append(failing, m.ID+" "+m.Text)
+		}
+	}
+	if len(failing) > 0 {
+		return kept, fmt.Errorf("checks: %d failed: %s", len(failing), strings.Join(failing, "; "))
+	}
+	return kept, nil
+}
+
+// Run runs the checks of [Run] on lim and filters the messages with
+// [Options.Filter].
+func (o Options) Run(ctx context.Context, lim *core.Limiter) ([]Message, error) {
+	return o.Filter(Run(ctx, lim))
+}
+
+// Log is [Options.Run], then logs each message it keeps to logger:
+// warnings at level Warn, errors at level Error, with the text as message
+// and the attributes "id", "level" (WARNING or ERROR) and "hint".
+func (o Options) Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) ([]Message, error) {
+	msgs, err := o.Run(ctx, lim)
+	LogMessages(ctx, logger, msgs)
+	return msgs, err
+}
+
+// LogMessages logs msgs as [Options.Log] does: for the messages of
+// [RunConfig] or [ClientIP].
+func LogMessages(ctx context.Context, logger *slog.Logger, msgs []Message) {
 	for _, m := range msgs {
 		level := slog.LevelWarn
 		if m.Level == Error {
 			level = slog.LevelError
 		}
-		logger.LogAttrs(ctx, level, m.String(), slog.String("id", m.ID))
+		logger.LogAttrs(ctx, level, "ratescope: "+m.Text,
+			slog.String("id", m.ID), slog.String("level", m.Level.String()), slog.String("hint", m.Hint))
 	}
-	return msgs
+}
+
+// A Probe is a request that [ClientIP] asks both ratescope and the web
+// framework about.
+type Probe struct {
+	// Peer is the address the request comes from, as in
+	// http.Request.RemoteAddr.
+	Peer string
+	// ForwardedFor is its X-Forwarded-For header, or "".
+	ForwardedFor string
+}
+
+// probes are requests where the usual settings disagree: straight from a
+// public address with a forged header, and from private (proxy) addresses
+// with a header holding a forged entry and the caller.
+var probes = []Probe{
+	{Peer: "203.0.113.10:40000", ForwardedFor: "198.51.100.20"},
+	{Peer: "10.0.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
+	{Peer: "127.0.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
+	{Peer: "192.168.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
+}
+
+// ClientIP reports W612 when the web framework's own idea of the client's
+// address (clientIP: Gin's ClientIP, Echo's RealIP, for a request) differs
+// from the address lim counts, for the requests of a few probes: from a
+// public address with a forged X-Forwarded-For, and from private addresses
+// through a proxy, plus an address of each of lim's trusted networks. The
+// framework names it in the message. Code that uses the framework's
+// address (logs, other limits) then sees another caller than ratescope
+// does. ginlimit.CheckClientIP and echolimit.CheckClientIP call it.
+func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request) string) []Message {
+	ps := slices.Clone(probes)
+	for _, n := range lim.Config().TrustedProxies {
+		ps = append(ps, Probe{Peer: n.Addr().String() + ":40000", ForwardedFor: "198.51.100.20, 192.0.2.30"})
+	}
+	for _, p := range ps {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = p.Peer
+		if p.ForwardedFor != "" {
+			r.Header.Set("X-Forwarded-For", p.ForwardedFor)
+		}
+		theirs := clientIP(r)
+		ours := lim.Caller(r, "").Network.Addr().String()
+		if theirs != ours {
+			return []Message{{
+				ID:    IDClientIPDiffers,
+				Level: Warning,
+				Text: fmt.Sprintf("%s's client address differs from ratescope's: for a request from %s with X-Forwarded-For %q, %s says %s and ratescope counts %s.",
+					framework, p.Peer, p.ForwardedFor, framework, theirs, ours),
+				Hint: "Make the two agree, so that logs and other middleware see the caller ratescope counts: tell " + framework +
+					" the same proxies (Gin: engine.SetTrustedProxies; Echo: e.IPExtractor with echo.TrustIPRange) as NumProxies and TrustedProxies say. Silence the id if nothing reads the framework's address.",
+			}}
+		}
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -41,7 +43,7 @@ func newLimiter(t *testing.T, cfg core.Config) *core.Limiter {
 
 func TestProxiesUnset(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Limiter(context.Background(), newLimiter(t, core.Config{}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{}))
 	require.Contains(t, ids(msgs), "ratescope.W601")
 	w := msgs[0]
 	assert.Equal(t, checks.Warning, w.Level)
@@ -58,14 +60,14 @@ func TestProxiesUnset(t *testing.T) {
 func TestProxiesSet(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, 1, 3} {
-		msgs := checks.Limiter(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(n)}))
+		msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(n)}))
 		assert.NotContains(t, ids(msgs), "ratescope.W601", "NumProxies %d", n)
 	}
 }
 
 func TestMemoryStoreIsNotShared(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Limiter(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0)}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0)}))
 	assert.Equal(t, []string{"ratescope.W602"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "*memstore.Store")
 }
@@ -82,10 +84,10 @@ func (s pingStore) Ping(context.Context) error { return s.err }
 func TestStoreUnreachable(t *testing.T) {
 	t.Parallel()
 	up := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: pingStore{}})
-	assert.Empty(t, checks.Limiter(context.Background(), up), "a shared, reachable store raises nothing")
+	assert.Empty(t, checks.Run(context.Background(), up), "a shared, reachable store raises nothing")
 
 	down := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: pingStore{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")}})
-	msgs := checks.Limiter(context.Background(), down)
+	msgs := checks.Run(context.Background(), down)
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "connection refused")
 	assert.Contains(t, msgs[0].Hint, "fail open")
@@ -93,7 +95,7 @@ func TestStoreUnreachable(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Config(core.Config{
+	msgs := checks.RunConfig(core.Config{
 		Store: memstore.New(memstore.Config{SweepInterval: -1}),
 		Rates: map[string]string{"api.anon": "10/mn", "apii.user": "1/min"},
 	})
@@ -105,7 +107,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, m := range msgs {
 		assert.NotContains(t, m.String(), "\n")
 	}
-	assert.Empty(t, checks.Config(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: core.Proxies(0)}))
+	assert.Empty(t, checks.RunConfig(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: core.Proxies(0)}))
 }
 
 func TestLog(t *testing.T) {
@@ -117,8 +119,114 @@ func TestLog(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2, "one line per message")
 	assert.Contains(t, lines[0], "level=WARN")
+	assert.Contains(t, lines[0], `msg="ratescope: the number of proxies is not set."`, "a short message")
 	assert.Contains(t, lines[0], "id=ratescope.W601")
+	assert.Contains(t, lines[0], "level=WARNING")
+	assert.Contains(t, lines[0], `hint="Set NumProxies`)
 	assert.Contains(t, lines[1], "id=ratescope.W602")
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{})
+
+	msgs, err := checks.Options{}.Run(ctx, lim)
+	require.NoError(t, err, "warnings do not fail by default")
+	assert.Equal(t, []string{"ratescope.W601", "ratescope.W602"}, ids(msgs))
+
+	msgs, err = checks.Options{Silence: []string{checks.IDStoreNotShared}}.Run(ctx, lim)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ratescope.W601"}, ids(msgs), "a silenced id is not reported")
+
+	_, err = checks.Options{Strict: true}.Run(ctx, lim)
+	require.Error(t, err, "strict: a warning fails")
+	assert.Contains(t, err.Error(), "ratescope.W601")
+	assert.Contains(t, err.Error(), "ratescope.W602")
+
+	_, err = checks.Options{Strict: true, Silence: []string{checks.IDProxiesUnset, checks.IDStoreNotShared}}.Run(ctx, lim)
+	assert.NoError(t, err, "silenced ids do not fail")
+
+	var buf bytes.Buffer
+	_, err = checks.Options{Silence: []string{checks.IDProxiesUnset}}.Log(ctx, slog.New(slog.NewTextHandler(&buf, nil)), lim)
+	require.NoError(t, err)
+	assert.NotContains(t, buf.String(), "W601")
+	assert.Contains(t, buf.String(), "W602")
+
+	bad := checks.RunConfig(core.Config{Rates: map[string]string{"api.anon": "1/x"}})
+	_, err = checks.Options{}.Filter(bad)
+	assert.ErrorContains(t, err, "ratescope.E001", "errors fail without Strict")
+}
+
+func TestConfigErrorIDs(t *testing.T) {
+	t.Parallel()
+	cfg := core.Config{IPv6Bits: 200, ShadowScopes: []string{"nope"}, NumProxies: core.Proxies(0)}
+	msgs := checks.RunConfig(cfg)
+	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.W610"}, ids(msgs))
+	for _, m := range msgs[:3] {
+		assert.Equal(t, checks.Error, m.Level)
+		assert.NotEmpty(t, m.Hint, m.ID)
+		assert.NotContains(t, m.Text, "ratescope.E", "the id is not repeated in the text")
+	}
+	_, err := core.New(cfg)
+	require.Error(t, err)
+	for _, id := range []string{"ratescope.E002", "ratescope.E003", "ratescope.E004"} {
+		assert.Contains(t, err.Error(), id, "core.New names the id too")
+	}
+}
+
+func TestShadowAndTrustedProxies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	trusted := core.Networks{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tt := range []struct {
+		name string
+		cfg  core.Config
+		want []string
+		text string
+	}{
+		{name: "trusted proxies alone are a proxy setting", cfg: core.Config{TrustedProxies: trusted}, want: nil},
+		{name: "trusted proxies with NumProxies 0", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(0)}, want: []string{"ratescope.W611"}, text: "10.0.0.0/8"},
+		{name: "trusted proxies with NumProxies 1", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(1)}, want: nil},
+		{name: "shadow", cfg: core.Config{NumProxies: core.Proxies(0), Shadow: true}, want: []string{"ratescope.W610"}, text: "the whole limiter"},
+		{name: "shadow scopes", cfg: core.Config{NumProxies: core.Proxies(0), ShadowScopes: []string{"api"}}, want: []string{"ratescope.W610"}, text: "scopes api are"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tt.cfg
+			cfg.Store = pingStore{}
+			msgs := checks.Run(ctx, newLimiter(t, cfg))
+			assert.Equal(t, tt.want, ids(msgs))
+			if tt.text != "" {
+				require.NotEmpty(t, msgs)
+				assert.Contains(t, msgs[0].Text, tt.text)
+			}
+		})
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Store: pingStore{}, NumProxies: core.Proxies(1)})
+	// A framework that trusts every proxy: the leftmost entry.
+	leftmost := func(r *http.Request) string {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			first, _, _ := strings.Cut(f, ",")
+			return strings.TrimSpace(first)
+		}
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		return host
+	}
+	msgs := checks.ClientIP(lim, "Gin", leftmost)
+	require.Equal(t, []string{"ratescope.W612"}, ids(msgs))
+	assert.Contains(t, msgs[0].Text, "from 10.0.0.1:40000 with X-Forwarded-For \"198.51.100.20, 192.0.2.30\", Gin says 198.51.100.20 and ratescope counts 192.0.2.30")
+	assert.Contains(t, msgs[0].Hint, "SetTrustedProxies")
+
+	// One that agrees: the last entry, as NumProxies 1 says.
+	last := func(r *http.Request) string {
+		return core.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), core.Proxies(1)).String()
+	}
+	assert.Empty(t, checks.ClientIP(lim, "Gin", last))
 }
 
 func TestRedisUnreachableAtStartup(t *testing.T) {
@@ -132,7 +240,7 @@ func TestRedisUnreachableAtStartup(t *testing.T) {
 	defer client.Close()
 	store, err := redisstore.New(redisstore.Config{Client: client})
 	require.NoError(t, err)
-	msgs := checks.Limiter(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store}))
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
 	assert.Contains(t, msgs[0].Text, "connection refused")
 }

@@ -9,14 +9,14 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 )
 
-func ExampleLimiter() {
+func ExampleRun() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	lim, err := core.New(core.Config{Store: store})
 	if err != nil {
 		panic(err)
 	}
-	for _, m := range checks.Limiter(context.Background(), lim) {
+	for _, m := range checks.Run(context.Background(), lim) {
 		fmt.Println(m.ID, m.Level, m.Text)
 	}
 	// Output:
@@ -24,10 +24,10 @@ func ExampleLimiter() {
 	// ratescope.W602 WARNING counts are kept in this process's memory (*memstore.Store), not shared between processes.
 }
 
-func ExampleConfig() {
+func ExampleRunConfig() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	msgs := checks.Config(core.Config{
+	msgs := checks.RunConfig(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "60/minutes"},
 		NumProxies: core.Proxies(0),
@@ -37,4 +37,23 @@ func ExampleConfig() {
 	}
 	// Output:
 	// ratescope.E001 ERROR
+}
+
+// In a test or CI, fail on warnings, except those silenced.
+func ExampleOptions() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	msgs, err := checks.Options{Silence: []string{checks.IDStoreNotShared}, Strict: true}.Run(ctx, lim)
+	for _, m := range msgs {
+		fmt.Println(m.ID)
+	}
+	fmt.Println(err)
+	// Output:
+	// ratescope.W601
+	// checks: 1 failed: ratescope.W601 the number of proxies is not set.
 }

@@ -268,11 +268,7 @@ func (l *Limiter) initBalances(cfg *Config, resolved map[string]*BalanceScope) e
 	if len(resolved) == 0 {
 		return nil
 	}
-	bs, ok := cfg.Store.(BalanceStore)
-	if !ok {
-		return fmt.Errorf("ratescope: invalid config: Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", cfg.Store)
-	}
-	l.bstore = bs
+	l.bstore = cfg.Store.(BalanceStore) // resolve checked it
 	l.balances = resolved
 	cfg.Balances = make([]BalanceScope, 0, len(resolved))
 	for _, name := range sortedBalanceNames(resolved) {
@@ -326,8 +322,7 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
 	if err != nil {
-		l.failures.Add(1)
-		l.errLog.log(ctx, l.logger, now, s.Name, err)
+		l.storeFailed(ctx, now, s.Name, err)
 		d.Allowed, d.StoreErr = true, err
 		return d
 	}

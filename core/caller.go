@@ -21,6 +21,23 @@ type Caller struct {
 	Network netip.Prefix
 }
 
+// keyPrefix starts the User of a caller counted by key ([KeyCaller]). No
+// user id that [Limiter.Caller] returns starts with it: Limiter.Caller
+// escapes an id that starts with a NUL byte by adding another.
+const keyPrefix = "\x00key:"
+
+// KeyCaller returns the caller counted by key, such as an API key or a
+// plan and key ("gold/" + apiKey): a caller of kind [User], with the user
+// limits, whose count is its own, apart from every anonymous caller and from
+// every user id that [Limiter.Caller] returns, even one equal to key.
+func KeyCaller(key string) Caller { return Caller{User: keyPrefix + key} }
+
+// CountedKey returns the key of a caller made by [KeyCaller], and whether
+// it is one.
+func (c Caller) CountedKey() (string, bool) {
+	return strings.CutPrefix(c.User, keyPrefix)
+}
+
 // Kind returns User for a signed-in caller, Anonymous otherwise.
 func (c Caller) Kind() Kind {
 	if c.User != "" {
@@ -32,7 +49,12 @@ func (c Caller) Kind() Kind {
 // String returns the identity the limiter counts: the user id for a
 // signed-in caller; for an anonymous one, the IPv4 address, the IPv6 network
 // (such as "2001:db8:1:2::/64"), or "unknown".
+//
+// A caller counted by key ([KeyCaller]) is written "key:" and the key.
 func (c Caller) String() string {
+	if k, ok := c.CountedKey(); ok {
+		return "key:" + k
+	}
 	switch {
 	case c.User != "":
 		return c.User
@@ -114,26 +136,74 @@ func (p ProxyCount) String() string {
 // as somebody new. The result is the zero Addr if the peer address is not
 // an address either. IPv4-mapped IPv6 addresses are returned as IPv4.
 func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) netip.Addr {
-	if proxies.n > 0 {
-		if a, ok := forwardedEntry(forwardedFor, proxies.n); ok {
-			return a
+	return TrustedClientAddr(remoteAddr, forwardedFor, proxies, nil)
+}
+
+// TrustedClientAddr is [ClientAddr] with a list of trusted proxy networks,
+// as [Config.TrustedProxies] gives it. With no networks it is ClientAddr.
+//
+// With networks, X-Forwarded-For is read only when the peer is in one of
+// them: a caller that reaches the application directly cannot choose its
+// address, whatever it writes in the header. The entries are then walked
+// from the right, skipping those in the networks (the proxies' own
+// addresses): the first entry outside them is the caller. With proxies
+// also set, the walk stops at the proxies-th entry at the latest, so of the
+// two the setting that trusts fewer entries wins; proxies set to 0 reads
+// no header at all (the W607 check reports that the networks are then
+// unused). If every entry is a trusted proxy, the leftmost is the caller;
+// an entry that is not an address stops the walk and the last trusted
+// address is used, so such a caller is counted as a proxy, never as
+// somebody new.
+func TrustedClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) netip.Addr {
+	peer, _ := parseHostAddr(remoteAddr)
+	if len(trusted) == 0 {
+		if proxies.n > 0 {
+			if a, ok := forwardedEntry(forwardedFor, proxies.n); ok {
+				return a
+			}
 		}
+		return peer
 	}
-	a, _ := parseHostAddr(remoteAddr)
-	return a
+	if !peer.IsValid() || !trusted.Contains(peer) || (proxies.set && proxies.n == 0) {
+		return peer
+	}
+	limit := proxies.n // 0: no limit but the networks
+	caller, walked := peer, 0
+	walkForwarded(forwardedFor, func(entry string) bool {
+		a, ok := parseHostAddr(entry)
+		if !ok {
+			return false
+		}
+		caller = a
+		walked++
+		return trusted.Contains(a) && walked != limit
+	})
+	return caller
 }
 
 // forwardedEntry returns the n-th entry from the right of the list made by
 // joining lines with commas.
-func forwardedEntry(lines []string, n int) (netip.Addr, bool) {
+func forwardedEntry(lines []string, n int) (a netip.Addr, ok bool) {
+	walkForwarded(lines, func(entry string) bool {
+		n--
+		if n == 0 {
+			a, ok = parseHostAddr(entry)
+			return false
+		}
+		return true
+	})
+	return a, ok
+}
+
+// walkForwarded calls visit with each entry of the list made by joining
+// lines with commas, from the right, until visit returns false.
+func walkForwarded(lines []string, visit func(entry string) bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		line := lines[i]
 		for {
 			j := strings.LastIndexByte(line, ',')
-			entry := line[j+1:]
-			n--
-			if n == 0 {
-				return parseHostAddr(entry)
+			if !visit(line[j+1:]) {
+				return
 			}
 			if j < 0 {
 				break
@@ -141,7 +211,6 @@ func forwardedEntry(lines []string, n int) (netip.Addr, bool) {
 			line = line[:j]
 		}
 	}
-	return netip.Addr{}, false
 }
 
 // parseHostAddr reads an address written as "ip", "ip:port", "[ip]" or

@@ -13,8 +13,13 @@ import (
 //
 // The zero Decision denies and has no limits.
 type Decision struct {
-	// Allowed reports whether the request may be served.
+	// Allowed reports whether the request may be served: true also in
+	// shadow mode for a caller over a limit (Outcome is then
+	// OutcomeShadow).
 	Allowed bool
+	// Outcome says what became of the request: allowed, denied, failed
+	// open, exempt or shadow. Its String value is fit for a metric label.
+	Outcome Outcome
 	// Counted reports whether the request was counted: false when the
 	// store failed and the request was allowed anyway (fail open), or when
 	// an adapter exempted the caller.
@@ -23,10 +28,13 @@ type Decision struct {
 	Scope string
 	// Caller is who the request was counted against.
 	Caller Caller
-	// Cost is the number of units the request used, or would have used.
+	// Cost is the number of units the request used, or would have used:
+	// the route's cost, clamped to the smallest limit of the caller's kind
+	// (see [Limiter.AllowN]).
 	Cost int64
 	// RetryAfter is how long the caller must wait, sending nothing, before
-	// the same request is allowed: 0 when it is allowed. Send it rounded
+	// the same request is allowed: 0 when it is allowed. In shadow mode it
+	// is how long the caller would have had to wait. Send it rounded
 	// up to whole seconds, as [Decision.RetryAfterSeconds] does: waiting
 	// that long is always enough.
 	RetryAfter time.Duration
@@ -57,6 +65,23 @@ const rateLimitLen = 128
 // the scope's rates: empty when the request was not counted.
 func (d *Decision) Limits() []LimitStatus {
 	return d.status[:d.n]
+}
+
+// Refusing returns the state of the limit that refused the request, the
+// one with the longest wait when several did, and true; or false when no
+// limit refused it. A shadow decision has one: the limit that would have
+// refused.
+func (d *Decision) Refusing() (LimitStatus, bool) {
+	best := -1
+	for i := range d.n {
+		if d.status[i].RetryAfter > 0 && (best < 0 || d.status[i].RetryAfter > d.status[best].RetryAfter) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return LimitStatus{}, false
+	}
+	return d.status[best], true
 }
 
 // RetryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when

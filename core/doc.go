@@ -88,6 +88,21 @@
 // used most of a limit, before it is cut off; SetHeaders then writes
 // "Ratescope-Warning: load" ([HeaderWarning]).
 //
+// # Running in production
+//
+// [Config.Observe] sees every decision with its [Outcome] (allowed,
+// denied, failed open, exempt, shadow), for logs and metrics (module
+// github.com/ratescope/ratescope/prometheus); unset, it costs nothing.
+// [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
+// shadow mode: counted and reported as if enforced, but nobody is refused.
+// [Config.TrustedProxies] reads X-Forwarded-For only from the proxies'
+// networks ([TrustedClientAddr]). [Guard.WithRouteCosts] gives the routes
+// of one middleware their own costs, each request decided once; a cost
+// above the smallest limit is clamped to it ([Limiter.AllowN]).
+// [RateTable], [ProxyCount], [Rate] and [Networks] load from flags,
+// environment, JSON and YAML. [KeyCaller] counts callers by API key. Every
+// problem [New] rejects is a [ConfigError] whose text starts with its id.
+//
 // # Time
 //
 // The Limiter reads its clock ([Config.Now]) once per decision and passes

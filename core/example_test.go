@@ -59,7 +59,7 @@ func ExampleConfig() {
 	// Output:
 	// api anon [30/min 500/day] user [600/min 20000/day]
 	// export anon [2/min 20/day] user [10/min 200/day]
-	// ratescope: invalid config: rate key "exprot.user" names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of api, export
+	// ratescope: invalid config: ratescope.E001: rate key "exprot.user" names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of api, export
 }
 
 // Checking a request: find the caller, decide, write the headers, and refuse

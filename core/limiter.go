@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,13 +31,45 @@ type Config struct {
 	// "api.user") with values in the form [ParseRates] reads
 	// ("60/min,1000/day"). A scope or kind it does not name keeps its
 	// starting values; a key that names no known scope and kind is an
-	// error, so a typo cannot silently remove a limit.
+	// error, so a typo cannot silently remove a limit. A [RateTable]
+	// converts to it, to read the rates from text.
 	Rates map[string]string
 
 	// NumProxies is how many reverse proxies stand in front of the
 	// application; see [ClientAddr]. Default: unset, which uses the peer
 	// address and makes the W601 check fire. Use Proxies(0) for none.
 	NumProxies ProxyCount
+
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the application. When set, X-Forwarded-For is read only from a peer
+	// in them, and walked from the right skipping only their addresses;
+	// see [TrustedClientAddr] for how it combines with NumProxies.
+	// Default: none, X-Forwarded-For is read as NumProxies says. Its text
+	// form is comma-separated CIDRs ([Networks]).
+	TrustedProxies Networks
+
+	// Shadow puts the whole limiter in shadow mode: every decision is
+	// counted, observed and reported in the headers exactly as if the
+	// limits were enforced, but a caller over a limit is served (the
+	// Decision allows it, with Outcome OutcomeShadow and the RateLimit
+	// header showing r=0), and the refusal it would have had is logged at
+	// most once per ErrorLogInterval. Use it to roll out a new limit and
+	// see whom it would refuse. Default: false, the limits are enforced.
+	Shadow bool
+
+	// ShadowScopes names scopes to run in shadow mode as Shadow does, the
+	// others being enforced; the same as setting [Scope.Shadow]. A name
+	// that is no known scope is an error. Default: none.
+	ShadowScopes []string
+
+	// Observe, when not nil, is called once with every decision, whatever
+	// its outcome (allowed, denied, failed open, exempt, shadow), before
+	// the decision is acted upon: to count decisions, log refusals or feed
+	// metrics (package github.com/ratescope/ratescope/prometheus). It runs
+	// on the request's goroutine and must be fast and safe for concurrent
+	// use. Default: nil; then the limiter neither measures durations nor
+	// allocates for it.
+	Observe func(ctx context.Context, e Event)
 
 	// IPv6Bits is the length of the IPv6 prefix anonymous callers are
 	// counted by, from 1 to 128. Default: 64, the usual size of one
@@ -74,7 +107,9 @@ type Config struct {
 }
 
 // Validate reports every problem with c, joined: a missing store, an invalid
-// scope name, rate or rate key, an out-of-range setting.
+// scope name, rate or rate key, an out-of-range setting, an unknown shadow
+// scope, an invalid trusted network. Each is a [*ConfigError] whose text
+// starts with its id (ratescope.E001 to E005), so errors.As finds it.
 func (c Config) Validate() error {
 	_, err := c.resolve()
 	return err
@@ -83,25 +118,38 @@ func (c Config) Validate() error {
 func (c Config) resolve() (map[string]*Scope, error) {
 	var errs []error
 	if c.Store == nil {
-		errs = append(errs, errors.New("no Store: use memstore.New for one process or the Redis store for several"))
+		errs = append(errs, &ConfigError{ID: IDNoStore, Err: errors.New("no Store: use memstore.New for one process or the Redis store for several")})
 	}
+	var bad []error
 	if c.IPv6Bits != 0 && (c.IPv6Bits < 1 || c.IPv6Bits > 128) {
-		errs = append(errs, fmt.Errorf("IPv6Bits %d: want 1 to 128", c.IPv6Bits))
+		bad = append(bad, fmt.Errorf("IPv6Bits %d: want 1 to 128", c.IPv6Bits))
 	}
 	if c.LoadRatio != 0 && (c.LoadRatio < 0 || c.LoadRatio > 1) {
-		errs = append(errs, fmt.Errorf("LoadRatio %v: want above 0 and at most 1", c.LoadRatio))
+		bad = append(bad, fmt.Errorf("LoadRatio %v: want above 0 and at most 1", c.LoadRatio))
 	}
 	if c.ErrorLogInterval < 0 {
-		errs = append(errs, fmt.Errorf("ErrorLogInterval %s: must not be negative", c.ErrorLogInterval))
+		bad = append(bad, fmt.Errorf("ErrorLogInterval %s: must not be negative", c.ErrorLogInterval))
 	}
+	errs = append(errs, withID(IDOutOfRange, errors.Join(bad...))...)
+	errs = append(errs, withID(IDInvalidProxies, c.TrustedProxies.validate())...)
 	scopes := c.Scopes
 	if scopes == nil {
 		scopes = DefaultScopes()
 	}
 	resolved, err := resolveScopes(scopes, c.Rates)
-	errs = append(errs, err)
+	errs = append(errs, withID(IDInvalidRate, err)...)
+	for _, name := range c.ShadowScopes {
+		if s := resolved[name]; s != nil {
+			s.Shadow = true
+		} else {
+			errs = append(errs, scopeErr("ShadowScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(resolved), ", ")))
+		}
+	}
 	_, err = resolveBalances(c.Balances)
-	errs = append(errs, err)
+	errs = append(errs, withID(IDInvalidBalance, err)...)
+	if _, ok := c.Store.(BalanceStore); len(c.Balances) > 0 && c.Store != nil && !ok {
+		errs = append(errs, &ConfigError{ID: IDInvalidBalance, Err: fmt.Errorf("Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", c.Store)})
+	}
 	return resolved, errors.Join(errs...)
 }
 
@@ -115,24 +163,28 @@ func (c Config) resolve() (map[string]*Scope, error) {
 //
 // A Limiter is safe for concurrent use. Build it with [New].
 type Limiter struct {
-	store    Store
-	scopes   map[string]*scopeLimits
-	proxies  ProxyCount
-	bits6    int
-	now      func() time.Time
-	logger   *slog.Logger
-	errLog   errorLog
-	failures atomic.Int64
-	config   Config
-	balances map[string]*BalanceScope // see balance.go
-	bstore   BalanceStore
+	store     Store
+	scopes    map[string]*scopeLimits
+	proxies   ProxyCount
+	trusted   Networks
+	bits6     int
+	now       func() time.Time
+	hook      func(context.Context, Event)
+	logger    *slog.Logger
+	errLog    rateLog
+	shadowLog rateLog
+	failures  atomic.Int64
+	config    Config
+	balances  map[string]*BalanceScope // see balance.go
+	bstore    BalanceStore
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
 // precomputed header values for each kind of caller.
 type scopeLimits struct {
-	name  string
-	kinds [2]kindLimits
+	name   string
+	shadow bool // the limiter or the scope is in shadow mode
+	kinds  [2]kindLimits
 }
 
 type kindLimits struct {
@@ -165,17 +217,21 @@ func New(cfg Config) (*Limiter, error) {
 	if cfg.ErrorLogInterval == 0 {
 		cfg.ErrorLogInterval = 10 * time.Second
 	}
+	cfg.TrustedProxies = slices.Clone(cfg.TrustedProxies)
 	l := &Limiter{
-		store:   cfg.Store,
-		scopes:  make(map[string]*scopeLimits, len(resolved)),
-		proxies: cfg.NumProxies,
-		bits6:   cfg.IPv6Bits,
-		now:     cfg.Now,
-		logger:  cfg.Logger,
-		errLog:  errorLog{every: cfg.ErrorLogInterval},
+		store:     cfg.Store,
+		scopes:    make(map[string]*scopeLimits, len(resolved)),
+		proxies:   cfg.NumProxies,
+		trusted:   cfg.TrustedProxies,
+		bits6:     cfg.IPv6Bits,
+		now:       cfg.Now,
+		hook:      cfg.Observe,
+		logger:    cfg.Logger,
+		errLog:    rateLog{every: cfg.ErrorLogInterval},
+		shadowLog: rateLog{every: cfg.ErrorLogInterval},
 	}
 	for name, s := range resolved {
-		sl := &scopeLimits{name: name}
+		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 		}
@@ -214,10 +270,12 @@ func (l *Limiter) Config() Config {
 	c := l.config
 	c.Scopes = make([]Scope, len(l.config.Scopes))
 	for i, s := range l.config.Scopes {
-		c.Scopes[i] = Scope{Name: s.Name, Anon: slices.Clone(s.Anon), User: slices.Clone(s.User)}
+		c.Scopes[i] = s.clone()
 	}
 	c.Rates = maps.Clone(l.config.Rates)
 	c.Balances = slices.Clone(l.config.Balances)
+	c.ShadowScopes = slices.Clone(l.config.ShadowScopes)
+	c.TrustedProxies = slices.Clone(l.config.TrustedProxies)
 	return c
 }
 
@@ -226,35 +284,49 @@ func (l *Limiter) HasScope(name string) bool {
 	return l.scopes[name] != nil
 }
 
-// CheckCost returns an error unless every request of the given cost can fit
-// the limits of the scope for both kinds of caller: a known scope, and a
-// cost from 1 to the smallest limit. Adapters call it when a route is set
-// up, so that no request fails later.
+// CheckCost returns an error unless requests of the given cost can be
+// decided in scope: a known scope and a cost of at least 1. Adapters call
+// it when a route is set up, so that no request fails later.
+//
+// A cost above the smallest limit of a kind of caller is not an error: it
+// is clamped to that limit when the request is decided (see
+// [Limiter.AllowN]), so that lowering a rate never stops the application
+// from starting. [Limiter.Guard] logs a warning for it.
 func (l *Limiter) CheckCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {
 		return fmt.Errorf("ratescope: unknown scope %q", scope)
 	}
-	for _, k := range s.kinds {
-		if cost < 1 || cost > k.minimum {
-			return fmt.Errorf("ratescope: cost %d for scope %q: want 1 to %d, the smallest limit", cost, scope, k.minimum)
-		}
+	if cost < 1 {
+		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more", cost, scope)
 	}
 	return nil
 }
 
+// clampCost returns cost, or the smallest limit of k if cost is above it:
+// the clamping rule of [Limiter.AllowN].
+func (k *kindLimits) clampCost(cost int64) int64 {
+	return min(cost, k.minimum)
+}
+
 // Caller returns who made r: the signed-in user if user is not empty,
 // otherwise an anonymous caller counted by the network of its address
-// ([ClientAddr] with the configured number of proxies, then the IPv6 prefix).
+// ([TrustedClientAddr] with the configured number of proxies and trusted
+// networks, then the IPv6 prefix). A user id that starts with a NUL byte
+// gets another in front, so that no user id is ever a [KeyCaller].
 func (l *Limiter) Caller(r *http.Request, user string) Caller {
 	if user != "" {
+		if user[0] == 0 {
+			// Keep the id apart from every KeyCaller.
+			user = "\x00" + user
+		}
 		return Caller{User: user}
 	}
 	var forwarded []string
-	if l.proxies.n > 0 {
+	if l.proxies.n > 0 || len(l.trusted) > 0 {
 		forwarded = r.Header["X-Forwarded-For"]
 	}
-	a := ClientAddr(r.RemoteAddr, forwarded, l.proxies)
+	a := TrustedClientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
 	return Caller{Network: network(a, l.bits6)}
 }
 
@@ -267,23 +339,41 @@ func (l *Limiter) Allow(ctx context.Context, scope string, caller Caller) (Decis
 // is allowed, counts it against every limit of the scope for the caller's
 // kind, all or nothing.
 //
+// A cost above the smallest limit of the caller's kind is clamped to that
+// limit: such a request is allowed only when the caller has used nothing of
+// that limit's window, and Decision.Cost is the clamped cost. (Refusing it
+// would make the route unusable after a rate was lowered below its cost.)
+//
 // The error is not nil only for a mistake of the program: an unknown scope
-// or a cost outside 1 to the smallest limit ([Limiter.CheckCost]); the
-// Decision then denies. A store failure is not returned: the Decision
-// allows the request, with Counted false and StoreErr set.
+// or a cost below 1 ([Limiter.CheckCost]); the Decision then denies, with
+// OutcomeNone, and is not observed. A store failure is not returned: the
+// Decision allows the request, with Counted false and StoreErr set.
 func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost int64) (Decision, error) {
 	var d Decision
 	s := l.scopes[scope]
-	if s == nil {
-		d.Scope, d.Caller, d.Cost = scope, caller, cost
-		return d, fmt.Errorf("ratescope: unknown scope %q", scope)
-	}
-	if cost < 1 || cost > s.kinds[caller.Kind()].minimum {
+	if s == nil || cost < 1 {
 		d.Scope, d.Caller, d.Cost = scope, caller, cost
 		return d, l.CheckCost(scope, cost)
 	}
-	l.decide(ctx, s, caller, cost, &d)
+	start := l.start()
+	l.decide(ctx, s, caller, s.kinds[caller.Kind()].clampCost(cost), &d)
+	if l.hook != nil {
+		// The hook gets a copy, so that d itself stays on the stack
+		// when there is no hook.
+		seen := d
+		l.observe(ctx, &seen, start)
+	}
 	return d, nil
+}
+
+// storeFailed counts and logs, at a limited rate, a store error on a
+// decision in scope at now: the request is allowed without counting.
+func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error) {
+	l.failures.Add(1)
+	if quiet, ok := l.errLog.allow(now); ok {
+		l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request allowed without counting (fail open)",
+			slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
+	}
 }
 
 // decide fills d with the decision on a request whose cost fits the scope.
@@ -293,13 +383,17 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	now := l.now()
 	res, err := l.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
 	if err != nil {
-		l.failures.Add(1)
-		l.errLog.log(ctx, l.logger, now, s.name, err)
+		l.storeFailed(ctx, now, s.name, err)
 		d.Allowed = true
+		d.Outcome = OutcomeFailedOpen
 		d.StoreErr = err
 		return
 	}
 	d.Allowed, d.Counted = res.Allowed, true
+	d.Outcome = OutcomeAllowed
+	if !res.Allowed {
+		d.Outcome = OutcomeDenied
+	}
 	d.n = len(k.rates)
 	d.status = res.Limits
 	for i := range d.n {
@@ -309,15 +403,34 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 			d.Load = true
 		}
 	}
+	if !res.Allowed && s.shadow {
+		d.Allowed, d.Outcome = true, OutcomeShadow
+		l.logShadow(ctx, now, d)
+	}
 }
 
-// A Guard decides the requests of one scope at one cost: what a middleware
-// does for every request, in the same way for every framework. Build it
-// once per route with [Limiter.Guard]; it is safe for concurrent use.
+// logShadow logs, at most once per ErrorLogInterval, a refusal that shadow
+// mode let through.
+func (l *Limiter) logShadow(ctx context.Context, now time.Time, d *Decision) {
+	quiet, ok := l.shadowLog.allow(now)
+	if !ok {
+		return
+	}
+	st, _ := d.Refusing()
+	l.logger.LogAttrs(ctx, slog.LevelWarn, "ratescope: shadow mode served a request over the limit",
+		slog.String("scope", d.Scope), slog.String("kind", d.Caller.Kind().String()), slog.String("caller", d.Caller.String()),
+		slog.String("limit", st.Rate.String()), slog.Int64("cost", d.Cost), slog.Int64("suppressed", quiet))
+}
+
+// A Guard decides the requests of one scope, each at its route's cost:
+// what a middleware does for every request, in the same way for every
+// framework. Build it once per middleware with [Limiter.Guard], and give it
+// routes' costs with [Guard.WithRouteCosts]; it is safe for concurrent use.
 type Guard struct {
 	lim   *Limiter
 	scope *scopeLimits
-	cost  int64
+	cost  [2]int64            // by Kind, clamped
+	costs map[string][2]int64 // by route pattern, clamped
 }
 
 // DefaultScope is the scope a [Limiter.Guard] built with an empty scope
@@ -327,7 +440,9 @@ const DefaultScope = "api"
 // Guard returns a Guard for requests of the given cost in scope, or the
 // error of [Limiter.CheckCost], so that a route set up with a bad scope or
 // cost fails at startup rather than on a request. An empty scope is
-// [DefaultScope]; a cost of 0 is 1.
+// [DefaultScope]; a cost of 0 is 1. A cost above the smallest limit of a
+// kind of caller is clamped to it, as [Limiter.AllowN] says, and logged as
+// a warning.
 func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
 	if scope == "" {
 		scope = DefaultScope
@@ -338,7 +453,58 @@ func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
 	if err := l.CheckCost(scope, cost); err != nil {
 		return nil, err
 	}
-	return &Guard{lim: l, scope: l.scopes[scope], cost: cost}, nil
+	g := &Guard{lim: l, scope: l.scopes[scope]}
+	g.cost = g.clamped("", cost)
+	return g, nil
+}
+
+// clamped returns cost for each kind of caller, clamped, and logs a
+// warning for each kind it had to clamp.
+func (g *Guard) clamped(route string, cost int64) [2]int64 {
+	var out [2]int64
+	for k := range g.scope.kinds {
+		kl := &g.scope.kinds[k]
+		out[k] = kl.clampCost(cost)
+		if out[k] != cost {
+			g.lim.logger.Warn("ratescope: cost above the smallest limit; clamped to it, so such a request is allowed only when the caller has used nothing of that limit",
+				"scope", g.scope.name, "kind", Kind(k).String(), "route", route, "cost", cost, "clamped", out[k])
+		}
+	}
+	return out
+}
+
+// WithRouteCosts returns a copy of g that decides a request to one of the
+// routes of costs (keyed by route pattern, as the framework names it:
+// Gin's FullPath, Echo's Path) at that route's cost, and any other request
+// at g's cost, in one decision: a group middleware limits every route of
+// the group, each at its own cost, and a request is counted once. A cost
+// below 1 is an error; one above a limit is clamped, as for [Limiter.Guard].
+func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
+	c := *g
+	c.costs = make(map[string][2]int64, len(costs))
+	var errs []error
+	for _, route := range slices.Sorted(maps.Keys(costs)) {
+		cost := costs[route]
+		if cost < 1 {
+			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more", cost, route))
+			continue
+		}
+		c.costs[route] = c.clamped(route, cost)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Cost returns the cost a request by a caller of kind k to route is
+// decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
+// guard's otherwise, clamped.
+func (g *Guard) Cost(route string, k Kind) int64 {
+	if c, ok := g.costs[route]; ok {
+		return c[k]
+	}
+	return g.cost[k]
 }
 
 // Caller is [Limiter.Caller]: who made r, user being the signed-in user's
@@ -347,11 +513,19 @@ func (g *Guard) Caller(r *http.Request, user string) Caller {
 	return g.lim.Caller(r, user)
 }
 
-// Decide decides a request by caller, counting it if allowed, and writes
-// the decision's headers to h ([Decision.SetHeaders]). The caller answers
-// 429 when the decision does not allow the request. A store failure allows
-// the request, as for [Limiter.AllowN].
+// Decide is DecideRoute(ctx, caller, "", h): the request at the guard's
+// own cost.
 func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decision {
+	return g.DecideRoute(ctx, caller, "", h)
+}
+
+// DecideRoute decides a request by caller to route (its pattern, or "")
+// at [Guard.Cost], counting it if allowed, and writes the decision's
+// headers to h ([Decision.SetHeaders]). The caller answers 429 when the
+// decision does not allow the request. A store failure allows the request,
+// as for [Limiter.AllowN]. The decision is observed (Config.Observe).
+func (g *Guard) DecideRoute(ctx context.Context, caller Caller, route string, h http.Header) *Decision {
+	start := g.lim.start()
 	// One allocation holds the decision, its header values and the bytes
 	// of its RateLimit value.
 	m := new(struct {
@@ -360,15 +534,20 @@ func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decis
 	})
 	d := &m.d
 	d.scratch = &m.scratch
-	g.lim.decide(ctx, g.scope, caller, g.cost, d)
+	g.lim.decide(ctx, g.scope, caller, g.Cost(route, caller.Kind()), d)
 	d.SetHeaders(h)
+	g.lim.observe(ctx, d, start)
 	return d
 }
 
 // Exempt returns the decision for a caller exempt from the limits (an
-// administrator): allowed, not counted, and with no headers to write.
-func (g *Guard) Exempt(caller Caller) *Decision {
-	return &Decision{Allowed: true, Scope: g.scope.name, Caller: caller, Cost: g.cost}
+// administrator): allowed, not counted, with Outcome OutcomeExempt and no
+// headers to write. The decision is observed (Config.Observe), so that
+// exempt requests are seen too.
+func (g *Guard) Exempt(ctx context.Context, caller Caller) *Decision {
+	d := &Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.cost[caller.Kind()]}
+	g.lim.observe(ctx, d, time.Time{})
+	return d
 }
 
 // StoreFailures returns how many decisions failed open because the store
@@ -377,27 +556,32 @@ func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()
 }
 
-// errorLog logs at most one store error per interval, with the number of
-// errors left out since the last record, so that a dead store does not
-// flood the log.
-type errorLog struct {
+// rateLog lets through at most one log record per interval, and counts
+// those left out since the last one, so that a dead store or a shadow
+// scope over its limit does not flood the log. Leaving a record out takes
+// two atomic operations and no lock, as it happens on every request of a
+// caller over its limit in shadow mode.
+type rateLog struct {
 	every time.Duration
-	mu    sync.Mutex
-	next  time.Time
-	quiet int64
+	mu    sync.Mutex   // held to let a record through
+	next  atomic.Int64 // Unix nanoseconds before which records are left out
+	quiet atomic.Int64
 }
 
-func (e *errorLog) log(ctx context.Context, logger *slog.Logger, now time.Time, scope string, err error) {
-	e.mu.Lock()
-	if now.Before(e.next) {
-		e.quiet++
-		e.mu.Unlock()
-		return
+// allow reports whether to log a record at now and, if so, how many were
+// left out since the last.
+func (e *rateLog) allow(now time.Time) (suppressed int64, ok bool) {
+	t := now.UnixNano()
+	if t < e.next.Load() {
+		e.quiet.Add(1)
+		return 0, false
 	}
-	quiet := e.quiet
-	e.quiet = 0
-	e.next = now.Add(e.every)
-	e.mu.Unlock()
-	logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request allowed without counting (fail open)",
-		slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t < e.next.Load() {
+		e.quiet.Add(1)
+		return 0, false
+	}
+	e.next.Store(t + int64(e.every))
+	return e.quiet.Swap(0), true
 }

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -64,4 +65,57 @@ func benchRequests(n int, path string) []*http.Request {
 		reqs[i].RemoteAddr = "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255) + ":1234"
 	}
 	return reqs
+}
+
+// BenchmarkDecideModes measures what the observation hook and shadow mode
+// cost when used: a decision with no hook, with a hook that does nothing,
+// and over the limit, enforced and in shadow mode.
+func BenchmarkDecideModes(b *testing.B) {
+	now := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
+	for _, bc := range []struct {
+		name    string
+		rates   string
+		observe bool
+		shadow  bool
+	}{
+		{name: "allowed", rates: "2000000000/min"},
+		{name: "allowed/observed", rates: "2000000000/min", observe: true},
+		{name: "over/denied", rates: "1/day"},
+		{name: "over/shadow", rates: "1/day", shadow: true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			store := memstore.New(memstore.Config{SweepInterval: -1})
+			defer store.Close()
+			cfg := core.Config{
+				Store:      store,
+				Rates:      map[string]string{"api.anon": bc.rates},
+				NumProxies: core.Proxies(0),
+				Now:        func() time.Time { return now },
+				Shadow:     bc.shadow,
+				Logger:     slog.New(slog.DiscardHandler),
+			}
+			if bc.observe {
+				cfg.Observe = func(context.Context, core.Event) {}
+			}
+			lim, err := core.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			guard, err := lim.Guard("api", 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+			r.RemoteAddr = "10.0.0.1:1234"
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				h := http.Header{}
+				for pb.Next() {
+					guard.Decide(ctx, guard.Caller(r, ""), h)
+				}
+			})
+		})
+	}
 }

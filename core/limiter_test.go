@@ -47,18 +47,21 @@ func TestConfigErrors(t *testing.T) {
 		name  string
 		cfg   core.Config
 		wants []string
+		id    string
 	}{
-		{"no store", core.Config{}, []string{"no Store"}},
-		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}},
-		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}},
-		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}},
-		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}},
-		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}},
-		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}},
-		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}},
-		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}},
-		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}},
-		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}},
+		{"no store", core.Config{}, []string{"no Store"}, core.IDNoStore},
+		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}, core.IDInvalidRate},
+		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}, core.IDInvalidRate},
+		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}, core.IDInvalidRate},
+		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}, core.IDInvalidRate},
+		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}, core.IDInvalidRate},
+		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}, core.IDInvalidScope},
+		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}, core.IDInvalidScope},
+		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}, core.IDInvalidRate},
+		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}, core.IDOutOfRange},
+		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}, core.IDOutOfRange},
+		{"unknown shadow scope", core.Config{Store: store, ShadowScopes: []string{"apii"}}, []string{`ShadowScopes: "apii" is no known scope`}, core.IDInvalidScope},
+		{"invalid trusted proxy", core.Config{Store: store, TrustedProxies: core.Networks{netip.Prefix{}}}, []string{"TrustedProxies[0]"}, core.IDInvalidProxies},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -68,6 +71,10 @@ func TestConfigErrors(t *testing.T) {
 			for _, want := range tc.wants {
 				assert.Contains(t, err.Error(), want)
 			}
+			assert.Contains(t, err.Error(), tc.id+": ", "the error names its id")
+			var ce *core.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.id, ce.ID)
 		})
 	}
 }
@@ -160,11 +167,23 @@ func TestCost(t *testing.T) {
 	assert.Equal(t, int64(96), d.Limits()[1].Remaining)
 
 	require.NoError(t, lim.CheckCost("api", 10))
-	assert.Error(t, lim.CheckCost("api", 11), "above the smallest limit")
+	assert.NoError(t, lim.CheckCost("api", 11), "above the smallest limit: clamped, not an error")
 	assert.Error(t, lim.CheckCost("api", 0))
 	assert.Error(t, lim.CheckCost("nope", 1))
-	_, err = lim.AllowN(ctx, "api", ip, 11)
+	_, err = lim.AllowN(ctx, "api", ip, 0)
 	assert.Error(t, err)
+
+	// A cost above the smallest limit is clamped to it: allowed only from
+	// an empty window, and then it uses the whole limit.
+	other := anonCaller("192.0.2.10")
+	d, err = lim.AllowN(ctx, "api", other, 11)
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(10), d.Cost)
+	assert.Equal(t, int64(0), d.Limits()[0].Remaining)
+	d, err = lim.AllowN(ctx, "api", ip, 11)
+	require.NoError(t, err)
+	assert.False(t, d.Allowed, "4 of 10 used: a clamped cost of 10 does not fit")
 	d, err = lim.Allow(ctx, "nope", ip)
 	assert.ErrorContains(t, err, `unknown scope "nope"`)
 	assert.False(t, d.Allowed)
@@ -274,8 +293,8 @@ func TestGuard(t *testing.T) {
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}})
 	_, err := lim.Guard("nope", 1)
 	assert.ErrorContains(t, err, "unknown scope")
-	_, err = lim.Guard("api", 3)
-	assert.ErrorContains(t, err, "cost 3")
+	_, err = lim.Guard("api", -1)
+	assert.ErrorContains(t, err, "cost -1")
 
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
@@ -305,7 +324,7 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, core.DefaultScope, dd.Scope)
 	assert.Equal(t, int64(1), dd.Cost)
 
-	ex := g.Exempt(core.Caller{User: "root"})
+	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)
 	assert.False(t, ex.Counted)
 	assert.Empty(t, ex.Limits())

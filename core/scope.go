@@ -41,10 +41,15 @@ func (k Kind) String() string {
 //
 // A Name is made of lower-case letters, digits, '.', '_' and '-', and does
 // not end in ".anon" or ".user".
+//
+// Shadow puts the scope in shadow mode (see [Config.Shadow]): its callers
+// are counted and reported as if the limits were enforced, but a caller
+// over a limit is served.
 type Scope struct {
-	Name string
-	Anon []Rate
-	User []Rate
+	Name   string
+	Anon   []Rate
+	User   []Rate
+	Shadow bool
 }
 
 // DefaultScopes returns the scopes a [Config] with no Scopes uses: "api",
@@ -80,14 +85,14 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 	out := make(map[string]*Scope, len(scopes))
 	for _, s := range scopes {
 		if !validScopeName(s.Name) {
-			errs = append(errs, fmt.Errorf("scope name %q: use lower-case letters, digits, '.', '_' and '-', not ending in .anon or .user", s.Name))
+			errs = append(errs, scopeErr("scope name %q: use lower-case letters, digits, '.', '_' and '-', not ending in .anon or .user", s.Name))
 			continue
 		}
 		if _, dup := out[s.Name]; dup {
-			errs = append(errs, fmt.Errorf("scope %q is defined twice", s.Name))
+			errs = append(errs, scopeErr("scope %q is defined twice", s.Name))
 			continue
 		}
-		c := Scope{Name: s.Name, Anon: slices.Clone(s.Anon), User: slices.Clone(s.User)}
+		c := s.clone()
 		out[s.Name] = &c
 	}
 	keys := make([]string, 0, len(rates))
@@ -99,12 +104,12 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 		name, kind, ok := splitRateKey(key)
 		s := out[name]
 		if !ok || s == nil {
-			errs = append(errs, fmt.Errorf("rate key %q names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of %s", key, strings.Join(sortedNames(out), ", ")))
+			errs = append(errs, rateErr("rate key %q names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of %s", key, strings.Join(sortedNames(out), ", ")))
 			continue
 		}
 		rs, err := ParseRates(rates[key])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rate key %q: %w", key, err))
+			errs = append(errs, rateErr("rate key %q: %w", key, err))
 			continue
 		}
 		if kind == User {
@@ -116,13 +121,27 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 	for _, name := range sortedNames(out) {
 		s := out[name]
 		if err := validateRates(s.Anon); err != nil {
-			errs = append(errs, fmt.Errorf("%s.anon: %w", name, err))
+			errs = append(errs, rateErr("%s.anon: %w", name, err))
 		}
 		if err := validateRates(s.User); err != nil {
-			errs = append(errs, fmt.Errorf("%s.user: %w", name, err))
+			errs = append(errs, rateErr("%s.user: %w", name, err))
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+func scopeErr(format string, args ...any) error {
+	return &ConfigError{ID: IDInvalidScope, Err: fmt.Errorf(format, args...)}
+}
+
+func rateErr(format string, args ...any) error {
+	return &ConfigError{ID: IDInvalidRate, Err: fmt.Errorf(format, args...)}
+}
+
+// clone returns a copy of s that shares no memory with it.
+func (s Scope) clone() Scope {
+	s.Anon, s.User = slices.Clone(s.Anon), slices.Clone(s.User)
+	return s
 }
 
 func splitRateKey(key string) (scope string, kind Kind, ok bool) {

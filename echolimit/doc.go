@@ -19,6 +19,7 @@
 //     as the JSON body {"detail": "...", "retry_after": N}, and that
 //     errors.Is matches with [ErrLimited];
 //   - exempt ([Config.Exempt]): served, not counted, no headers;
+//   - skipped ([Config.Skipper]): served, not counted, no decision;
 //   - store failure: served and not counted (fail open), unless
 //     [Config.ErrorHandler] returns an error.
 //
@@ -43,8 +44,17 @@
 //	e := echo.New()
 //	e.GET("/api/records", listRecords, limit)
 //
-// [New] checks the configuration once, including that [Config.Cost] fits
-// the scope, and returns an error rather than failing requests later.
+// [New] checks the configuration once and returns an error rather than
+// failing requests later; [Must] is the short form for a program that
+// cannot start without its limits.
+//
+// # Groups and route costs
+//
+// Put one middleware on a group of routes and give routes their own cost
+// with [Config.Costs], keyed by route pattern (c.Path()): each request is
+// decided once, at its route's cost. A cost above the smallest limit is
+// clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
+// API key, apart from anonymous callers and user ids.
 //
 // # Cost
 //

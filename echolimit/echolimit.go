@@ -30,9 +30,24 @@ type Config struct {
 	// Scope is the scope the requests are counted in. Default: "api".
 	Scope string
 
-	// Cost is the number of units each request uses, from 1 to the
-	// smallest limit of the scope. Default: 1.
+	// Cost is the number of units each request uses, 1 or more; a cost
+	// above the smallest limit of a kind of caller is clamped to it (see
+	// [core.Limiter.AllowN]). Default: 1.
 	Cost int64
+
+	// Costs gives routes a cost of their own, keyed by route pattern as
+	// the framework names it (c.Path(), such as "/api/export"); a route
+	// it does not name costs Cost. With it, one middleware on a group
+	// counts each request once, at its route's cost, instead of a route
+	// middleware counting it a second time. Default: none.
+	Costs map[string]int64
+
+	// Key returns the key to count the caller by, such as an API key or a
+	// plan and key, or "" to count it by User or by address. A caller
+	// counted by key has the user limits and a count of its own
+	// ([core.KeyCaller]), apart from anonymous callers and from user ids.
+	// Default: nil, no caller is counted by key.
+	Key func(c echo.Context) string
 
 	// User returns the id of the signed-in user making the request, as an
 	// earlier middleware (session, token) left it in the context, or ""
@@ -99,6 +114,9 @@ func (c Config) guard() (*core.Guard, error) {
 		return nil, errors.New("echolimit: no Limiter: build one with core.New")
 	}
 	g, err := c.Limiter.Guard(c.Scope, c.Cost)
+	if err == nil && len(c.Costs) > 0 {
+		g, err = g.WithRouteCosts(c.Costs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("echolimit: %w", err)
 	}
@@ -150,17 +168,13 @@ func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
 // wrote the response itself.
 func (m *limiter) decide(c echo.Context) (bool, error) {
 	cfg := &m.cfg
-	var user string
-	if cfg.User != nil {
-		user = cfg.User(c)
-	}
 	r := c.Request()
-	caller := m.guard.Caller(r, user)
+	caller := m.caller(c)
 	var d *core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		d = m.guard.Exempt(caller)
+		d = m.guard.Exempt(r.Context(), caller)
 	} else {
-		d = m.guard.Decide(r.Context(), caller, c.Response().Header())
+		d = m.guard.DecideRoute(r.Context(), caller, c.Path(), c.Response().Header())
 	}
 	c.Set(decisionKey, d)
 	switch {
@@ -172,6 +186,30 @@ func (m *limiter) decide(c echo.Context) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// caller returns who made the request of c: by key, by user, or by
+// address.
+func (m *limiter) caller(c echo.Context) core.Caller {
+	if m.cfg.Key != nil {
+		if k := m.cfg.Key(c); k != "" {
+			return core.KeyCaller(k)
+		}
+	}
+	var user string
+	if m.cfg.User != nil {
+		user = m.cfg.User(c)
+	}
+	return m.guard.Caller(c.Request(), user)
+}
+
+// Must returns m, or panics with err: for e.Use(echolimit.Must(echolimit.New(cfg)))
+// in a program that cannot start without its limits anyway.
+func Must(m echo.MiddlewareFunc, err error) echo.MiddlewareFunc {
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 // Decision returns the decision the middleware made for the request of c,

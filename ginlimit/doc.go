@@ -17,6 +17,7 @@
 //     Requests answer with the JSON body {"detail": "...", "retry_after": N}
 //     from [Config.DenyHandler]; the next handlers do not run;
 //   - exempt ([Config.Exempt]): served, not counted, no headers;
+//   - skipped ([Config.Skipper]): served, not counted, no decision;
 //   - store failure: served and not counted (fail open), unless
 //     [Config.ErrorHandler] aborts.
 //
@@ -38,8 +39,17 @@
 //	r := gin.New()
 //	r.GET("/api/records", limit, listRecords)
 //
-// [New] checks the configuration once, including that [Config.Cost] fits
-// the scope, and returns an error rather than failing requests later.
+// [New] checks the configuration once and returns an error rather than
+// failing requests later; [Must] is the short form for a program that
+// cannot start without its limits.
+//
+// # Groups and route costs
+//
+// Put one middleware on a group of routes and give routes their own cost
+// with [Config.Costs], keyed by route pattern (c.FullPath()): each request is
+// decided once, at its route's cost. A cost above the smallest limit is
+// clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
+// API key, apart from anonymous callers and user ids.
 //
 // # Cost
 //

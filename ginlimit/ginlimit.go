@@ -13,15 +13,35 @@ import (
 // Config configures the middleware built by [New]. Zero fields take the
 // defaults stated on each; [New] applies them to a copy.
 type Config struct {
+	// Skipper skips the middleware for some requests: they are served,
+	// not counted, not observed and have no decision. Default: nil, which
+	// skips nothing.
+	Skipper func(c *gin.Context) bool
+
 	// Limiter decides every request. Required.
 	Limiter *core.Limiter
 
 	// Scope is the scope the requests are counted in. Default: "api".
 	Scope string
 
-	// Cost is the number of units each request uses, from 1 to the
-	// smallest limit of the scope. Default: 1.
+	// Cost is the number of units each request uses, 1 or more; a cost
+	// above the smallest limit of a kind of caller is clamped to it (see
+	// [core.Limiter.AllowN]). Default: 1.
 	Cost int64
+
+	// Costs gives routes a cost of their own, keyed by route pattern as
+	// the framework names it (c.FullPath(), such as "/api/export"); a route
+	// it does not name costs Cost. With it, one middleware on a group
+	// counts each request once, at its route's cost, instead of a route
+	// middleware counting it a second time. Default: none.
+	Costs map[string]int64
+
+	// Key returns the key to count the caller by, such as an API key or a
+	// plan and key, or "" to count it by User or by address. A caller
+	// counted by key has the user limits and a count of its own
+	// ([core.KeyCaller]), apart from anonymous callers and from user ids.
+	// Default: nil, no caller is counted by key.
+	Key func(c *gin.Context) string
 
 	// User returns the id of the signed-in user making the request, as an
 	// earlier middleware (session, token) left it in the context, or ""
@@ -85,6 +105,9 @@ func (c Config) guard() (*core.Guard, error) {
 		return nil, errors.New("ginlimit: no Limiter: build one with core.New")
 	}
 	g, err := c.Limiter.Guard(c.Scope, c.Cost)
+	if err == nil && len(c.Costs) > 0 {
+		g, err = g.WithRouteCosts(c.Costs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ginlimit: %w", err)
 	}
@@ -121,16 +144,15 @@ type middleware struct {
 
 func (m *middleware) handle(c *gin.Context) {
 	cfg := &m.cfg
-	var user string
-	if cfg.User != nil {
-		user = cfg.User(c)
+	if cfg.Skipper != nil && cfg.Skipper(c) {
+		return
 	}
-	caller := m.guard.Caller(c.Request, user)
+	caller := m.caller(c)
 	var d *core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		d = m.guard.Exempt(caller)
+		d = m.guard.Exempt(c.Request.Context(), caller)
 	} else {
-		d = m.guard.Decide(c.Request.Context(), caller, c.Writer.Header())
+		d = m.guard.DecideRoute(c.Request.Context(), caller, c.FullPath(), c.Writer.Header())
 	}
 	c.Set(decisionKey{}, d)
 	switch {
@@ -140,6 +162,30 @@ func (m *middleware) handle(c *gin.Context) {
 	case d.StoreErr != nil && cfg.ErrorHandler != nil:
 		cfg.ErrorHandler(c, d.StoreErr)
 	}
+}
+
+// caller returns who made the request of c: by key, by user, or by
+// address.
+func (m *middleware) caller(c *gin.Context) core.Caller {
+	if m.cfg.Key != nil {
+		if k := m.cfg.Key(c); k != "" {
+			return core.KeyCaller(k)
+		}
+	}
+	var user string
+	if m.cfg.User != nil {
+		user = m.cfg.User(c)
+	}
+	return m.guard.Caller(c.Request, user)
+}
+
+// Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))
+// in a program that cannot start without its limits anyway.
+func Must(h gin.HandlerFunc, err error) gin.HandlerFunc {
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 // Decision returns the decision the middleware made for the request of c,

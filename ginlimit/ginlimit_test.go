@@ -3,6 +3,7 @@ package ginlimit_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,13 @@ type userKey struct{}
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		r := gin.New()
-		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost}
+		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs}
+		if o.Key {
+			cfg.Key = func(c *gin.Context) string { return c.GetHeader(adaptertest.KeyHeader) }
+		}
+		if o.Skip != nil {
+			cfg.Skipper = func(c *gin.Context) bool { return o.Skip(c.Request) }
+		}
 		switch o.User {
 		case adaptertest.UserFromHeader:
 			cfg.User = func(c *gin.Context) string { return c.GetHeader(adaptertest.UserHeader) }
@@ -50,10 +57,13 @@ func TestSuite(t *testing.T) {
 		}
 		limit, err := ginlimit.New(cfg)
 		require.NoError(t, err)
-		r.GET(adaptertest.Path, limit, func(c *gin.Context) {
+		handle := func(c *gin.Context) {
 			d, ok := ginlimit.Decision(c)
 			o.Handler(c.Writer, d, ok)
-		})
+		}
+		api := r.Group(adaptertest.Path, limit)
+		api.GET("", handle)
+		api.GET(strings.TrimPrefix(adaptertest.ExportPath, adaptertest.Path), handle)
 		return r
 	})
 }
@@ -80,7 +90,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "no limiter", cfg: ginlimit.Config{}, want: "no Limiter"},
 		{name: "unknown scope", cfg: ginlimit.Config{Limiter: lim, Scope: "nope"}, want: `unknown scope "nope"`},
 		{name: "negative cost", cfg: ginlimit.Config{Limiter: lim, Cost: -1}, want: "cost -1"},
-		{name: "cost above the smallest limit", cfg: ginlimit.Config{Limiter: lim, Cost: 4}, want: "cost 4"},
+		{name: "route cost below 1", cfg: ginlimit.Config{Limiter: lim, Costs: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -135,10 +135,20 @@ func start(t *testing.T, args ...string) *process {
 // get sends GET path, signed in as user unless user is "".
 func (p *process) get(t *testing.T, path, user string) (*http.Response, []byte) {
 	t.Helper()
+	h := map[string]string{}
+	if user != "" {
+		h["Authorization"] = "Bearer " + user
+	}
+	return p.getWith(t, path, h)
+}
+
+// getWith sends GET path with the given headers.
+func (p *process) getWith(t *testing.T, path string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, p.url+path, nil)
 	require.NoError(t, err)
-	if user != "" {
-		req.Header.Set("Authorization", "Bearer "+user)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -287,6 +297,8 @@ func TestInvalidArguments(t *testing.T) {
 		{name: "bad proxies", args: []string{"-num-proxies", "-1"}, want: "-num-proxies"},
 		{name: "negative warn", args: []string{"-warn", "-5"}, want: "Warn -5"},
 		{name: "bad drop", args: []string{"-drop", "many"}, want: "-drop"},
+		{name: "bad trusted proxies", args: []string{"-trusted-proxies", "10.0.0.0/8,nope"}, want: `"nope"`},
+		{name: "bad export cost", args: []string{"-export-cost", "0"}, want: "-export-cost"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,6 +494,152 @@ func TestSearchBoxStartingValues(t *testing.T) {
 			}
 			want["project"], want["tag"] = 60, 2
 			assert.Equal(t, want, p.searches(t))
+		})
+	}
+}
+
+// metrics scrapes GET /metrics and returns the samples by series, such as
+// `ratescope_decisions_total{scope="api",kind="anon",outcome="allowed"}`.
+func (p *process) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	resp, body := p.get(t, "/metrics", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4"), resp.Header.Get("Content-Type"))
+	assert.Empty(t, resp.Header.Get("RateLimit"), "/metrics is not limited")
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		require.Positive(t, i, "sample line %q", line)
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		require.NoError(t, err, "sample line %q", line)
+		out[line[:i]] = v
+	}
+	return out
+}
+
+func decisions(scope, kind, outcome string) string {
+	return `ratescope_decisions_total{scope="` + scope + `",kind="` + kind + `",outcome="` + outcome + `"}`
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-metrics", "-admins", "root", "-rates", "api.anon=2/min,100/day")
+			for range 3 {
+				p.get(t, "/api/records", "")
+			}
+			p.get(t, "/api/records", "root")
+			p.get(t, "/api/records", "alice")
+			for range 3 {
+				p.metrics(t) // not limited: never refused
+			}
+			m := p.metrics(t)
+			for series, want := range map[string]float64{
+				decisions("api", "anon", "allowed"):                  2,
+				decisions("api", "anon", "denied"):                   1,
+				decisions("api", "user", "exempt"):                   1,
+				decisions("api", "user", "allowed"):                  1,
+				decisions("api", "anon", "failed_open"):              0,
+				decisions("api", "anon", "shadow"):                   0,
+				decisions("autocomplete.project", "anon", "allowed"): 0,
+				"ratescope_store_failures_total":                     0,
+			} {
+				got, ok := m[series]
+				assert.True(t, ok, "series %s is exposed", series)
+				assert.Equal(t, want, got, series)
+			}
+		})
+	}
+	p := start(t, "-num-proxies", "0")
+	resp, _ := p.get(t, "/metrics", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "without -metrics")
+}
+
+func TestShadow(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-shadow", "-metrics", "-rates", "api.anon=2/min,100/day")
+			for i := range 6 {
+				resp, body := p.get(t, "/api/records", "")
+				require.Equal(t, http.StatusOK, resp.StatusCode, "request %d: shadow mode serves everyone: %s", i+1, body)
+				assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=`+strconv.Itoa(max(1-i, 0))+";t=", "request %d", i+1)
+				assert.Empty(t, resp.Header.Get("Retry-After"))
+			}
+			m := p.metrics(t)
+			assert.Equal(t, 2.0, m[decisions("api", "anon", "allowed")])
+			assert.Equal(t, 4.0, m[decisions("api", "anon", "shadow")])
+			assert.Equal(t, 0.0, m[decisions("api", "anon", "denied")])
+			assert.Contains(t, p.stderr.String(), "shadow mode served a request over the limit", "logged")
+			assert.Contains(t, p.stderr.String(), "W610", "the startup checks say shadow mode is on")
+		})
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			// The test client, at 127.0.0.1, is not a trusted proxy: what
+			// it writes in X-Forwarded-For is ignored.
+			direct := start(t, "-framework", fw, "-trusted-proxies", "10.0.0.0/8", "-num-proxies", "1", "-rates", "api.anon=3/min,100/day")
+			served := 0
+			for i := range 50 {
+				resp, _ := direct.getWith(t, "/api/records", map[string]string{"X-Forwarded-For": "198.51.100." + strconv.Itoa(i)})
+				if resp.StatusCode == http.StatusOK {
+					served++
+				}
+			}
+			assert.Equal(t, 3, served, "one caller, whatever the forged header says")
+			_, body := direct.getWith(t, "/api/whoami", map[string]string{"X-Forwarded-For": "198.51.100.7"})
+			assert.JSONEq(t, `{"kind":"anon","id":"127.0.0.1"}`, string(body))
+
+			// From inside the networks, the header is read.
+			proxied := start(t, "-framework", fw, "-trusted-proxies", "127.0.0.0/8")
+			_, body = proxied.getWith(t, "/api/whoami", map[string]string{"X-Forwarded-For": "6.6.6.6, 198.51.100.7"})
+			assert.JSONEq(t, `{"kind":"anon","id":"198.51.100.7"}`, string(body))
+			assert.NotContains(t, proxied.stderr.String(), "W601", "trusted proxies are a proxy setting")
+		})
+	}
+}
+
+func TestExportCost(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=10/min,100/day")
+			resp, body := p.get(t, "/api/export", "")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			var got struct {
+				Records []map[string]any `json:"records"`
+			}
+			require.NoError(t, json.Unmarshal(body, &got))
+			assert.NotEmpty(t, got.Records)
+			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=5;t=`, "counted once, at cost 5")
+			resp, _ = p.get(t, "/api/records", "")
+			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=4;t=`, "the group's other route costs 1")
+			resp, _ = p.get(t, "/api/export", "")
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "4 left, 5 needed")
+
+			cheap := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=10/min,100/day", "-export-cost", "3")
+			resp, _ = cheap.get(t, "/api/export", "")
+			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=7;t=`)
+
+			// A limit below the cost: the portal starts, and the cost is
+			// clamped to the limit.
+			clamped := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=3/min,100/day")
+			resp, _ = clamped.get(t, "/api/export", "")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=0;t=`)
+			assert.Contains(t, clamped.stderr.String(), "cost above the smallest limit; clamped")
 		})
 	}
 }

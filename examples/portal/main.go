@@ -1,18 +1,24 @@
 // Command portal is an example API limited by ratescope, on Gin or on Echo.
 //
 //	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo]
-//		[-redis URL] [-num-proxies N] [-rates SPEC] [-admins NAMES]
+//		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
+//		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
 //		[-warn N] [-drop N]
 //
 // Routes:
 //
 //	GET /api/records          limited in scope "api": 200 {"records": [...]}, or 429
+//	GET /api/export           limited in scope "api" at cost 5 (-export-cost),
+//	                          in the same group and decision: 200 {"records": [...]}, or 429
 //	GET /api/whoami           not limited: {"kind": "anon"|"user", "id": "..."}
 //	GET /autocomplete/NAME?q= limited in scope "autocomplete.NAME":
 //	                          200 {"results": [{"id": ..., "label": ...}]},
 //	                          or 429 {"results": []} without searching
 //	GET /debug/searches       not limited: {"NAME": searches run, ...}
 //	GET /healthz              not limited: 200
+//	GET /metrics              with -metrics, not limited: the Prometheus text format,
+//	                          ratescope_decisions_total{scope, kind, outcome} with
+//	                          outcome allowed, denied, failed_open, exempt or shadow
 //	GET /ws                   WebSocket, balance "ledger": each text message
 //	                          {"id":N,"command":"NAME"} is answered
 //	                          {"id":N,"type":"response","status":"success","result":{}},
@@ -41,7 +47,10 @@
 // -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
 // a scope it does not name keeps its starting values. -admins names users
 // exempt from all limits, /ws and /rpc included. Counts are kept in memory unless -redis (by
-// default $REDIS_URL) names a Redis server.
+// default $REDIS_URL) names a Redis server. -shadow serves every request
+// but counts and reports it as if the limits were enforced (the RateLimit
+// header shows r=0 once a caller is over). -trusted-proxies reads
+// X-Forwarded-For only from peers inside the networks given.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601
 // while -num-proxies is not set. It exits with status 2 for a bad command
@@ -86,7 +95,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	app, err := portal.New(opts, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "portal:", err)
-		if _, ok := errors.AsType[*portal.UsageError](err); ok {
+		var ue *portal.UsageError
+		if errors.As(err, &ue) {
 			return 2
 		}
 		return 1

@@ -89,6 +89,12 @@ func TestFrameworkParity(t *testing.T) {
 		{path: "/debug/searches", xff: "192.0.2.1", status: http.StatusOK,
 			body: `{"project":4,"dataset":1,"sample":0,"measurement":0,"person":1,"organization":0,"publication":0,"tag":0,"ror":0}`},
 		{path: "/autocomplete/project", xff: "192.0.2.1", advance: 2 * time.Minute, status: http.StatusOK},
+		// /api/export costs 5 in the same decision, clamped to the limit
+		// of 3 for anonymous callers, 4 for users.
+		{path: "/api/export", xff: "192.0.2.20", status: http.StatusOK},
+		{path: "/api/records", xff: "192.0.2.20", status: http.StatusTooManyRequests},
+		{path: "/api/export", xff: "192.0.2.20", user: "bob", status: http.StatusOK},
+		{path: "/api/export", xff: "192.0.2.20", user: "bob", status: http.StatusTooManyRequests},
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
@@ -115,7 +121,7 @@ func TestFrameworkParity(t *testing.T) {
 		for _, name := range []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderRetryAfter} {
 			assert.Equal(t, g.Header.Values(name), e.Header.Values(name), "step %d %+v: %s", i, s, name)
 		}
-		counted := strings.HasPrefix(s.path, "/api/records") || strings.HasPrefix(s.path, "/autocomplete/")
+		counted := strings.HasPrefix(s.path, "/api/records") || strings.HasPrefix(s.path, "/api/export") || strings.HasPrefix(s.path, "/autocomplete/")
 		if counted && s.user != "root" && s.status != http.StatusNotFound {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRateLimit), "step %d", i)
 		}

@@ -2,20 +2,24 @@
 // echolimit) passes, so that a request gets the same answer on Gin and on
 // Echo.
 //
-// An adapter's test runs it with a builder that serves GET [Path] with the
-// adapter's middleware, configured from the framework-neutral [Options]:
+// An adapter's test runs it with a builder that serves GET [Path] and GET
+// [ExportPath] in one group of routes whose middleware is the adapter's,
+// configured from the framework-neutral [Options]:
 //
 //	func TestSuite(t *testing.T) {
 //		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
-//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost}
-//			// ... User, Exempt, Deny and StoreError as Options says ...
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs}
+//			// ... User, Key, Skip, Exempt, Deny and StoreError as Options says ...
 //			limit, err := ginlimit.New(cfg)
 //			require.NoError(t, err)
 //			r := gin.New()
-//			r.GET(adaptertest.Path, limit, func(c *gin.Context) {
+//			handle := func(c *gin.Context) {
 //				d, ok := ginlimit.Decision(c)
 //				o.Handler(c.Writer, d, ok)
-//			})
+//			}
+//			api := r.Group(adaptertest.Path, limit)
+//			api.GET("", handle)
+//			api.GET(adaptertest.ExportPath[len(adaptertest.Path):], handle)
 //			return r
 //		})
 //	}
@@ -25,10 +29,13 @@
 // and signed-in callers counted apart with the user read from a header or
 // from the context, X-Forwarded-For behind one proxy, exemption, cost, a
 // custom deny handler, failing open when the store fails and an error
-// handler that refuses, and the decision the handler reads. [RunBalance] is
-// the suite of the balance middleware (NewBalance). What only one
-// framework has (Echo's Skipper, the errors of New) is tested in the
-// adapter's own package.
+// handler that refuses, and the decision the handler reads; and, for
+// running in production, the observation hook with every outcome, shadow
+// mode, per-route costs in one group decision, callers counted by key,
+// the Skipper, and trusted proxies against direct forged requests.
+// [RunBalance] is the suite of the balance middleware (NewBalance). What
+// only one framework has (the errors of New) is tested in the adapter's own
+// package.
 package adaptertest
 
 import (
@@ -53,8 +60,17 @@ import (
 	"github.com/ratescope/ratescope/core/storetest"
 )
 
-// Path is the path the builder serves, with GET.
+// Path is the path of the group the builder serves, and of its first
+// route, with GET.
 const Path = "/api"
+
+// ExportPath is the group's second route, with GET. Its pattern is the
+// key of [Options.Costs] that the suite uses.
+const ExportPath = "/api/export"
+
+// KeyHeader is the request header that carries the key a caller is counted
+// by, when [Options.Key] is true.
+const KeyHeader = "X-Api-Key"
 
 // UserHeader is the request header that carries the signed-in user's id
 // when [Options.User] is [UserFromHeader] or [UserFromContext].
@@ -95,6 +111,17 @@ type Options struct {
 	// Cost is Config.Cost.
 	Cost int64
 
+	// Costs is Config.Costs.
+	Costs map[string]int64
+
+	// Key, when true, makes Config.Key return the [KeyHeader] request
+	// header.
+	Key bool
+
+	// Skip, when not nil, is Config.Skipper: the builder's Skipper calls
+	// it with the request.
+	Skip func(r *http.Request) bool
+
 	// Deny, when not nil, makes Config.DenyHandler answer 503 Service
 	// Unavailable with the text Deny returns, the framework's way (Gin:
 	// c.String; Echo: return c.String). It does nothing else: it neither
@@ -127,18 +154,29 @@ func NewLimiter(t *testing.T, clock *storetest.Clock) *core.Limiter {
 // is nil.
 func newLimiter(t *testing.T, store core.Store, clock *storetest.Clock) *core.Limiter {
 	t.Helper()
+	return newLimiterWith(t, store, clock, nil)
+}
+
+// newLimiterWith is newLimiter with the config changed by tweak, if not
+// nil.
+func newLimiterWith(t *testing.T, store core.Store, clock *storetest.Clock, tweak func(*core.Config)) *core.Limiter {
+	t.Helper()
 	if store == nil {
 		ms := memstore.New(memstore.Config{SweepInterval: -1})
 		t.Cleanup(func() { _ = ms.Close() })
 		store = ms
 	}
-	lim, err := core.New(core.Config{
+	cfg := core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "5/min,1000/day"},
 		NumProxies: core.Proxies(1),
 		Now:        clock.Now,
 		Logger:     slog.New(slog.DiscardHandler),
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	lim, err := core.New(cfg)
 	require.NoError(t, err)
 	return lim
 }
@@ -166,6 +204,14 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"DenyHandler", testDenyHandler},
 		{"StoreFailureFailsOpen", testFailOpen},
 		{"ErrorHandlerRefusesOnStoreFailure", testErrorHandler},
+		{"ObserveSeesEveryOutcome", testObserve},
+		{"ShadowCountedNeverRefused", testShadow},
+		{"RouteCostsOneDecisionPerRequest", testRouteCosts},
+		{"RouteCostAboveTheLimitIsClamped", testRouteCostClamped},
+		{"KeyCallersApart", testKey},
+		{"Skipper", testSkipper},
+		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
+		{"TrustedProxiesWalk", testTrustedWalk},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -191,8 +237,14 @@ type app struct {
 // nil) with a fake clock; o.Limiter and o.Handler are set here.
 func newApp(t *testing.T, build builder, store core.Store, o Options) *app {
 	t.Helper()
+	return newAppWith(t, build, store, nil, o)
+}
+
+// newAppWith is newApp on a limiter whose config tweak changes.
+func newAppWith(t *testing.T, build builder, store core.Store, tweak func(*core.Config), o Options) *app {
+	t.Helper()
 	a := &app{t: t, clock: storetest.NewClock(storetest.Start)}
-	o.Limiter = newLimiter(t, store, a.clock)
+	o.Limiter = newLimiterWith(t, store, a.clock, tweak)
 	o.Handler = a.handle
 	a.h = build(t, o)
 	require.NotNil(t, a.h, "the builder returned no handler")
@@ -238,7 +290,12 @@ func (a *app) last() *core.Decision {
 
 // get sends GET Path from remoteAddr with the given headers.
 func (a *app) get(remoteAddr string, header map[string]string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, Path, nil)
+	return a.getPath(Path, remoteAddr, header)
+}
+
+// getPath sends GET path from remoteAddr with the given headers.
+func (a *app) getPath(path, remoteAddr string, header map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.RemoteAddr = remoteAddr
 	for k, v := range header {
 		req.Header.Set(k, v)

@@ -2,6 +2,7 @@
 package echoportal
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -21,18 +22,28 @@ func New(a *portal.App) (http.Handler, error) {
 		User:    user,
 		Exempt:  func(_ echo.Context, caller core.Caller) bool { return a.Exempt(caller) },
 	}
-	limitAPI, err := echolimit.New(cfg)
+	// One middleware for the /api group: each request is counted once,
+	// at its route's cost.
+	groupCfg := cfg
+	groupCfg.Costs = a.APICosts()
+	limitAPI, err := echolimit.New(groupCfg)
 	if err != nil {
 		return nil, err
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.IPExtractor = ipExtractor(a.TrustedProxies)
 	e.Use(middleware.Recover(), signIn)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/api/whoami", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, a.Whoami(c.Request(), user(c)))
 	})
-	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) }, limitAPI)
+	if a.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(a.Metrics))
+	}
+	api := e.Group("/api", limitAPI)
+	api.GET("/records", func(c echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) })
+	api.GET("/export", func(c echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) })
 	for _, name := range portal.SearchBoxes() {
 		guard, err := echosearch.New(name, cfg)
 		if err != nil {
@@ -78,4 +89,17 @@ func signIn(next echo.HandlerFunc) echo.HandlerFunc {
 func user(c echo.Context) string {
 	u, _ := c.Get(portal.UserKey).(string)
 	return u
+}
+
+// ipExtractor makes Echo's own client address trust the same proxies as
+// ratescope: the networks given, or none.
+func ipExtractor(trusted core.Networks) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }

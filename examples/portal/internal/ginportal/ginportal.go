@@ -20,18 +20,31 @@ func New(a *portal.App) (http.Handler, error) {
 		User:    func(c *gin.Context) string { return c.GetString(portal.UserKey) },
 		Exempt:  func(_ *gin.Context, caller core.Caller) bool { return a.Exempt(caller) },
 	}
-	limitAPI, err := ginlimit.New(cfg)
+	// One middleware for the /api group: each request is counted once,
+	// at its route's cost.
+	groupCfg := cfg
+	groupCfg.Costs = a.APICosts()
+	limitAPI, err := ginlimit.New(groupCfg)
 	if err != nil {
 		return nil, err
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	// Gin's own client address trusts the same proxies as ratescope.
+	if err := r.SetTrustedProxies(portal.ProxyList(a.TrustedProxies)); err != nil {
+		return nil, err
+	}
 	r.Use(gin.Recovery(), signIn)
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
 	r.GET("/api/whoami", func(c *gin.Context) {
 		c.JSON(http.StatusOK, a.Whoami(c.Request, c.GetString(portal.UserKey)))
 	})
-	r.GET("/api/records", limitAPI, func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
+	if a.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(a.Metrics))
+	}
+	api := r.Group("/api", limitAPI)
+	api.GET("/records", func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
+	api.GET("/export", func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
 	for _, name := range portal.SearchBoxes() {
 		guard, err := ginsearch.New(name, cfg)
 		if err != nil {

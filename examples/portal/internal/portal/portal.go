@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +25,19 @@ import (
 
 // ScopeAPI is the scope of the /api routes that are limited.
 const ScopeAPI = "api"
+
+// DefaultExportCost is the cost of GET /api/export unless -export-cost
+// says otherwise.
+const DefaultExportCost = 5
+
+// ExportRoute is the route pattern of GET /api/export, the key of its cost.
+const ExportRoute = "/api/export"
+
+// APICosts returns the costs of the routes of the /api group that do not
+// cost 1, keyed by route pattern: the Costs of the group's middleware.
+func (a *App) APICosts() map[string]int64 {
+	return map[string]int64{ExportRoute: a.ExportCost}
+}
 
 // UserKey is the framework context key under which the sign-in middleware
 // leaves the signed-in user's name, and from which the limiter reads it.
@@ -62,10 +74,22 @@ type Options struct {
 	// NumProxies is the number of reverse proxies in front. Default:
 	// unset, which the startup checks report as W601.
 	NumProxies core.ProxyCount
+	// TrustedProxies are the networks of the reverse proxies: when set,
+	// X-Forwarded-For is read only from peers inside them. Default: none.
+	TrustedProxies core.Networks
 	// Rates replace the starting rates, keyed SCOPE.KIND: the scope "api"
 	// or a search box's, autocomplete.Scope(NAME). A scope it does not
 	// name keeps its starting values.
-	Rates map[string]string
+	Rates core.RateTable
+	// Shadow runs the whole limiter in shadow mode: every request is
+	// served, and counted and reported as if the limits were enforced.
+	Shadow bool
+	// Metrics serves GET /metrics, not limited, in the Prometheus text
+	// format.
+	Metrics bool
+	// ExportCost is the cost of GET /api/export in scope "api". Default
+	// (0): [DefaultExportCost].
+	ExportCost int64
 	// Admins are the users exempt from all limits.
 	Admins []string
 	// Warn and Drop are the warning and drop thresholds of the balance of
@@ -85,16 +109,13 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
 	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, " or "))
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
-	fs.Func("num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)", func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return errors.New("want a whole number, 0 or more")
-		}
-		o.NumProxies = core.Proxies(n)
-		return nil
-	})
-	var rates, admins string
-	fs.StringVar(&rates, "rates", "", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
+	fs.Var(&o.NumProxies, "num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
+	fs.Var(&o.TrustedProxies, "trusted-proxies", "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
+	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
+	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
+	fs.BoolVar(&o.Metrics, "metrics", false, "serve GET /metrics in the Prometheus text format")
+	fs.Int64Var(&o.ExportCost, "export-cost", DefaultExportCost, "cost `N` of GET /api/export in scope api, 1 or more")
+	var admins string
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
@@ -110,9 +131,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	if !validFramework(o.Framework) {
 		return o, usage("-framework %q: want %s", o.Framework, strings.Join(Frameworks, " or "))
 	}
-	var err error
-	if o.Rates, err = ParseRates(rates); err != nil {
-		return o, usage("-rates: %w", err)
+	if o.ExportCost < 1 {
+		return o, usage("-export-cost %d: want 1 or more", o.ExportCost)
 	}
 	for name := range strings.SplitSeq(admins, ",") {
 		if name = strings.TrimSpace(name); name != "" {
@@ -131,26 +151,6 @@ func validFramework(f string) bool {
 	return false
 }
 
-// ParseRates reads space-separated SCOPE.KIND=RATE[,RATE...] parts into the
-// map of core.Config.Rates. It checks the KEY=VALUE form only; core.New
-// checks the keys and the rates.
-func ParseRates(spec string) (map[string]string, error) {
-	rates := map[string]string{}
-	var errs []error
-	for _, part := range strings.Fields(spec) {
-		key, val, ok := strings.Cut(part, "=")
-		switch {
-		case !ok || key == "" || val == "":
-			errs = append(errs, fmt.Errorf("%q: want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part))
-		case rates[key] != "":
-			errs = append(errs, fmt.Errorf("%q: %s given twice", part, key))
-		default:
-			rates[key] = val
-		}
-	}
-	return rates, errors.Join(errs...)
-}
-
 // App is the portal without its web framework: the limiter, the admins,
 // and the handlers' logic. Build it with [New] and release it with
 // [App.Close]. Its methods are safe for concurrent use.
@@ -160,6 +160,14 @@ type App struct {
 	Limiter *core.Limiter
 	// StoreName is "memory" or "redis".
 	StoreName string
+	// Metrics counts the decisions for GET /metrics; nil unless
+	// Options.Metrics.
+	Metrics *Metrics
+	// ExportCost is the cost of GET /api/export.
+	ExportCost int64
+	// TrustedProxies are Options.TrustedProxies, for the frameworks' own
+	// client address.
+	TrustedProxies core.Networks
 
 	admins   map[string]bool
 	searches searchCounts
@@ -170,7 +178,10 @@ type App struct {
 // New builds the App of o, logging to logger. Bad rates or a bad Redis URL give
 // a [*UsageError] that names them.
 func New(o Options, logger *slog.Logger) (*App, error) {
-	a := &App{admins: map[string]bool{}, searches: newSearchCounts()}
+	a := &App{admins: map[string]bool{}, searches: newSearchCounts(), ExportCost: o.ExportCost, TrustedProxies: o.TrustedProxies}
+	if a.ExportCost == 0 {
+		a.ExportCost = DefaultExportCost
+	}
 	for _, name := range o.Admins {
 		a.admins[name] = true
 	}
@@ -192,23 +203,33 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		}
 		store, a.StoreName, a.close = rs, "redis", client.Close
 	}
-	lim, err := core.New(core.Config{
-		Store:      store,
-		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
-		Rates:      o.Rates,
-		NumProxies: o.NumProxies,
-		Now:        o.Now,
-		Logger:     logger,
-		Balances:   []core.BalanceScope{ledgerScope(o)},
-	})
+	cfg := core.Config{
+		Store:          store,
+		Scopes:         append(core.DefaultScopes(), autocomplete.Scopes()...),
+		Rates:          o.Rates,
+		NumProxies:     o.NumProxies,
+		TrustedProxies: o.TrustedProxies,
+		Shadow:         o.Shadow,
+		Now:            o.Now,
+		Logger:         logger,
+		Balances:       []core.BalanceScope{ledgerScope(o)},
+	}
+	if o.Metrics {
+		a.Metrics = newMetrics(cfg.Scopes)
+		cfg.Observe = a.Metrics.Observe
+	}
+	lim, err := core.New(cfg)
 	if err != nil {
 		_ = a.close()
-		return nil, usage("-rates, -warn or -drop: %w", err)
+		return nil, usage("-rates, -trusted-proxies, -warn or -drop: %w", err)
 	}
 	a.Limiter = lim
 	if err := a.initLedger(); err != nil {
 		_ = a.close()
 		return nil, err
+	}
+	if a.Metrics != nil {
+		a.Metrics.limiter = lim
 	}
 	return a, nil
 }
@@ -264,6 +285,16 @@ var records = RecordList{Records: []Record{
 	{ID: 2, Title: "Ledger of the Northern Canal Company", Year: 1902},
 	{ID: 3, Title: "Letters from the weather station", Year: 1931},
 }}
+
+// ProxyList returns the networks as strings, for Gin's SetTrustedProxies;
+// nil, trusting no proxy, when there are none.
+func ProxyList(n core.Networks) []string {
+	var out []string
+	for _, p := range n {
+		out = append(out, p.String())
+	}
+	return out
+}
 
 // Records returns the records.
 func Records() RecordList { return records }

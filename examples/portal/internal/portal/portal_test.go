@@ -10,37 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
-
-func TestParseRates(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		spec    string
-		want    map[string]string
-		wantErr string
-	}{
-		{name: "empty", spec: "", want: map[string]string{}},
-		{name: "two keys", spec: " api.anon=3/min,100/day  api.user=10/min ", want: map[string]string{"api.anon": "3/min,100/day", "api.user": "10/min"}},
-		{name: "no equals sign", spec: "api.anon", wantErr: `"api.anon"`},
-		{name: "empty value", spec: "api.anon=", wantErr: `"api.anon="`},
-		{name: "twice", spec: "api.anon=1/min api.anon=2/min", wantErr: "api.anon given twice"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := portal.ParseRates(tt.spec)
-			if tt.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
 
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
@@ -65,9 +37,28 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, "echo", o.Framework)
 	assert.Equal(t, []string{"root", "ops"}, o.Admins)
 
-	_, err = portal.ParseFlags([]string{"-rates", "api.anon"}, getenv, io.Discard)
-	var ue *portal.UsageError
-	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, int64(portal.DefaultExportCost), o.ExportCost)
+	assert.False(t, o.Shadow)
+	assert.False(t, o.Metrics)
+
+	o, err = portal.ParseFlags(strings.Fields("-shadow -metrics -trusted-proxies 10.0.0.0/8,192.0.2.7 -export-cost 3 -rates api.anon=3/min -rates api.user=4/min"), getenv, io.Discard)
+	require.NoError(t, err)
+	assert.True(t, o.Shadow)
+	assert.True(t, o.Metrics)
+	assert.Equal(t, "10.0.0.0/8,192.0.2.7/32", o.TrustedProxies.String())
+	assert.Equal(t, int64(3), o.ExportCost)
+	assert.Equal(t, core.RateTable{"api.anon": "3/min", "api.user": "4/min"}, o.Rates)
+
+	for _, args := range [][]string{
+		{"-rates", "api.anon"},
+		{"-trusted-proxies", "nope"},
+		{"-export-cost", "0"},
+		{"-num-proxies", "-1"},
+	} {
+		_, err = portal.ParseFlags(args, getenv, io.Discard)
+		var ue *portal.UsageError
+		require.ErrorAs(t, err, &ue, "%v", args)
+	}
 }
 
 func TestUserFromAuthorization(t *testing.T) {

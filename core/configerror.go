@@ -1,0 +1,61 @@
+package core
+
+import "errors"
+
+// Ids of the problems [New] rejects, the E ids of package checks. Each
+// problem [Config.Validate] reports is a [*ConfigError] carrying one.
+const (
+	// IDInvalidRate: a rate, or a rate key of Config.Rates that names no
+	// known scope and kind.
+	IDInvalidRate = "ratescope.E001"
+	// IDNoStore: Config.Store is nil.
+	IDNoStore = "ratescope.E002"
+	// IDOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
+	// ErrorLogInterval).
+	IDOutOfRange = "ratescope.E003"
+	// IDInvalidScope: a scope name that is invalid or given twice, or a
+	// name in ShadowScopes that is no known scope.
+	IDInvalidScope = "ratescope.E004"
+	// IDInvalidProxies: an invalid network in TrustedProxies.
+	IDInvalidProxies = "ratescope.E005"
+	// IDInvalidBalance: an invalid balance scope (its name, a figure of
+	// its policy or a cost), or a store that cannot keep balances while
+	// balance scopes are configured.
+	IDInvalidBalance = "ratescope.E006"
+)
+
+// A ConfigError is one problem of a [Config], with the id that package
+// checks reports it under and that its error text starts with:
+//
+//	ratescope.E001: rate key "api.anno" names no known scope and kind: ...
+type ConfigError struct {
+	// ID is one of the E ids above, such as [IDInvalidRate].
+	ID string
+	// Err says what is wrong.
+	Err error
+}
+
+// Error returns the id, a colon and the problem.
+func (e *ConfigError) Error() string { return e.ID + ": " + e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// withID wraps each error joined in err as a ConfigError of the given id.
+func withID(id string, err error) []error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, withID(id, e)...)
+		}
+		return out
+	}
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return []error{err}
+	}
+	return []error{&ConfigError{ID: id, Err: err}}
+}

@@ -1,0 +1,112 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// Roll a new limit out in shadow mode: every request is served, but counted,
+// observed and reported as if the limit were enforced, and the refusals it
+// would have made are logged at a limited rate.
+func ExampleConfig_shadow() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "2/min,100/day"},
+		NumProxies: core.Proxies(0),
+		Shadow:     true, // or ShadowScopes: []string{"api"}
+		Observe: func(_ context.Context, e core.Event) {
+			d := e.Decision
+			fmt.Println(d.Scope, d.Caller.Kind(), d.Outcome, "allowed:", d.Allowed)
+		},
+		Now:    storetest.NewClock(storetest.Start).Now,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	caller := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	for range 3 {
+		_, _ = lim.Allow(context.Background(), "api", caller)
+	}
+	// Output:
+	// api anon allowed allowed: true
+	// api anon allowed allowed: true
+	// api anon shadow allowed: true
+}
+
+// Read the rates, the number of proxies and the trusted proxies from
+// flags, JSON, YAML or the environment.
+func ExampleRateTable() {
+	var cfg struct {
+		Rates          core.RateTable  `json:"rates"`
+		NumProxies     core.ProxyCount `json:"num_proxies"`
+		TrustedProxies core.Networks   `json:"trusted_proxies"`
+	}
+	fs := flag.NewFlagSet("app", flag.ContinueOnError)
+	fs.Var(&cfg.Rates, "rates", "SCOPE.KIND=RATE[,RATE...] ...")
+	fs.Var(&cfg.NumProxies, "num-proxies", "number of reverse proxies")
+	fs.Var(&cfg.TrustedProxies, "trusted-proxies", "CIDR[,CIDR...] of the reverse proxies")
+	err := fs.Parse([]string{"-rates", "api.anon=60/min,1000/day api.user=600/min", "-num-proxies", "1"})
+	fmt.Println(cfg.Rates, cfg.NumProxies, err)
+
+	err = json.Unmarshal([]byte(`{"rates": {"api.anon": "30/min"}, "num_proxies": 2, "trusted_proxies": "10.0.0.0/8"}`), &cfg)
+	fmt.Println(cfg.Rates, cfg.NumProxies, cfg.TrustedProxies, err)
+
+	_, err = core.ParseRateTable("api.anon=60/minutes")
+	fmt.Println(err)
+
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	_, err = core.New(core.Config{Store: store, Rates: cfg.Rates, NumProxies: cfg.NumProxies, TrustedProxies: cfg.TrustedProxies})
+	fmt.Println(err)
+	// Output:
+	// api.anon=60/min,1000/day api.user=600/min 1 <nil>
+	// api.anon=30/min 2 10.0.0.0/8 <nil>
+	// "api.anon=60/minutes": invalid rate "60/minutes": unknown unit "minutes"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit s, sec, second, m, min, minute, h, hour, d or day (e.g. "60/min", "100/15m", "1000/day")
+	// <nil>
+}
+
+// Behind proxies at 10.0.0.0/8, read X-Forwarded-For only from them: a
+// caller that reaches the application directly cannot choose its address.
+func ExampleConfig_trustedProxies() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	trusted, err := core.ParseNetworks("10.0.0.0/8")
+	if err != nil {
+		panic(err)
+	}
+	lim, err := core.New(core.Config{Store: store, TrustedProxies: trusted})
+	if err != nil {
+		panic(err)
+	}
+	for _, peer := range []string{"10.0.0.1:443", "203.0.113.9:5000"} {
+		r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-For", "198.51.100.66, 192.0.2.7, 10.0.0.2")
+		fmt.Println(peer, "->", lim.Caller(r, ""))
+	}
+	// Output:
+	// 10.0.0.1:443 -> 192.0.2.7
+	// 203.0.113.9:5000 -> 203.0.113.9
+}
+
+// Every problem New rejects carries its id, as the startup checks report it.
+func ExampleConfigError() {
+	_, err := core.New(core.Config{Rates: map[string]string{"api.anno": "60/min"}})
+	fmt.Println(err)
+	// Output:
+	// ratescope: invalid config: ratescope.E002: no Store: use memstore.New for one process or the Redis store for several
+	// ratescope.E001: rate key "api.anno" names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of api
+}

@@ -1,0 +1,85 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// An Outcome is what became of a request: the value of [Decision.Outcome].
+// Its String values are short, lower-case and stable, fit to be metric
+// label values.
+type Outcome uint8
+
+const (
+	// OutcomeNone is the Outcome of a zero Decision, or of a call that
+	// returned an error (an unknown scope): no decision was made.
+	OutcomeNone Outcome = iota
+	// OutcomeAllowed: the caller had room; the request was counted and
+	// served.
+	OutcomeAllowed
+	// OutcomeDenied: the caller was over a limit; the request was refused
+	// and not counted.
+	OutcomeDenied
+	// OutcomeFailedOpen: the store failed; the request was served without
+	// being counted.
+	OutcomeFailedOpen
+	// OutcomeExempt: the caller is exempt (an administrator); the request
+	// was served without being counted.
+	OutcomeExempt
+	// OutcomeShadow: the caller was over a limit, but the scope or the
+	// whole limiter is in shadow mode, so the request was served. It was
+	// not counted, exactly as a refusal is not.
+	OutcomeShadow
+)
+
+var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow"}
+
+// String returns "allowed", "denied", "failed_open", "exempt", "shadow", or
+// "none".
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "none"
+}
+
+// Outcomes returns every Outcome a decision can have, OutcomeNone aside, in
+// the order of their values: for a metrics exporter that wants each label
+// value present from the start.
+func Outcomes() []Outcome {
+	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow}
+}
+
+// An Event is what [Config.Observe] receives for each decision.
+type Event struct {
+	// Decision is the decision made. It is shared with the caller of the
+	// limiter: read it during the call, never change or keep it.
+	Decision *Decision
+	// Duration is how long the decision took, store call included, as
+	// measured by the monotonic clock (not Config.Now). It is measured only
+	// when Config.Observe is set; 0 for an exempt caller, who is decided
+	// without the store.
+	Duration time.Duration
+}
+
+// observe calls the hook, if any, with d; start is when the decision began
+// (the zero Time if the hook is unset).
+func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
+	if l.hook == nil {
+		return
+	}
+	var took time.Duration
+	if !start.IsZero() {
+		took = time.Since(start)
+	}
+	l.hook(ctx, Event{Decision: d, Duration: took})
+}
+
+// start returns the time a decision begins, read only when a hook will
+// want the duration.
+func (l *Limiter) start() time.Time {
+	if l.hook == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}

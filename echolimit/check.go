@@ -1,0 +1,22 @@
+package echolimit
+
+import (
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/core"
+)
+
+// CheckClientIP returns the W612 warning of [checks.ClientIP] when the
+// client address that e's RealIP finds (as e.IPExtractor says; without
+// one, Echo believes X-Forwarded-For from anybody) differs from the one lim
+// counts. Call it after configuring e, and log the result with
+// [checks.LogMessages].
+func CheckClientIP(e *echo.Echo, lim *core.Limiter) []checks.Message {
+	return checks.ClientIP(lim, "Echo", func(r *http.Request) string {
+		return e.NewContext(r, httptest.NewRecorder()).RealIP()
+	})
+}

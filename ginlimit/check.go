@@ -1,0 +1,25 @@
+package ginlimit
+
+import (
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/core"
+)
+
+// CheckClientIP returns the W612 warning of [checks.ClientIP] when the
+// client address that engine's ClientIP finds (as engine.SetTrustedProxies,
+// TrustedPlatform and RemoteIPHeaders set it) differs from the one lim
+// counts, as it does with Gin's default of trusting every proxy. Call it
+// after configuring the engine, and log the result with
+// [checks.LogMessages].
+func CheckClientIP(engine *gin.Engine, lim *core.Limiter) []checks.Message {
+	return checks.ClientIP(lim, "Gin", func(r *http.Request) string {
+		c := gin.CreateTestContextOnly(httptest.NewRecorder(), engine)
+		c.Request = r
+		return c.ClientIP()
+	})
+}

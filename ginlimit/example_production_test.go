@@ -1,0 +1,59 @@
+package ginlimit_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/ginlimit"
+)
+
+// One middleware on the /api group decides every request once, at its
+// route's cost: /api/export costs 5, every other route 1. Key counts
+// callers by API key, apart from addresses and user ids; Skipper lets
+// health checks through.
+func Example_routeCosts() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "10/min,100/day", "api.user": "20/min,1000/day"},
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now,
+	})
+	if err != nil {
+		panic(err)
+	}
+	r := gin.New()
+	api := r.Group("/api", ginlimit.Must(ginlimit.New(ginlimit.Config{
+		Limiter: lim,
+		Costs:   map[string]int64{"/api/export": 5}, // keyed by c.FullPath()
+		Key:     func(c *gin.Context) string { return c.GetHeader("X-Api-Key") },
+		Skipper: func(c *gin.Context) bool { return c.FullPath() == "/api/health" },
+	})))
+	api.GET("/records", func(c *gin.Context) { c.String(http.StatusOK, "records") })
+	api.GET("/export", func(c *gin.Context) { c.String(http.StatusOK, "export") })
+	api.GET("/health", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+
+	for _, req := range []struct{ path, key string }{
+		{"/api/export", ""}, {"/api/records", ""}, {"/api/health", ""}, {"/api/export", "k-123"},
+	} {
+		w := httptest.NewRecorder()
+		rq := httptest.NewRequest(http.MethodGet, req.path, nil)
+		if req.key != "" {
+			rq.Header.Set("X-Api-Key", req.key)
+		}
+		r.ServeHTTP(w, rq)
+		fmt.Printf("%s %d [%s]\n", req.path, w.Code, w.Header().Get("RateLimit"))
+	}
+	// Output:
+	// /api/export 200 ["api.anon.min";r=5;t=75, "api.anon.day";r=95;t=108000]
+	// /api/records 200 ["api.anon.min";r=4;t=75, "api.anon.day";r=94;t=108000]
+	// /api/health 200 []
+	// /api/export 200 ["api.user.min";r=15;t=75, "api.user.day";r=995;t=108000]
+}
