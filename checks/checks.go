@@ -26,6 +26,9 @@
 //   - ratescope.E004: an invalid or duplicate scope name, or an unknown
 //     scope in ShadowScopes.
 //   - ratescope.E005: an invalid network in TrustedProxies.
+//   - ratescope.E006: an invalid balance scope (its name, a figure of its
+//     policy or a cost), or a store that keeps no balances while balance
+//     scopes are configured.
 //
 // Warnings, from [Run]:
 //
@@ -111,6 +114,7 @@ const (
 	IDOutOfRange       = core.IDOutOfRange
 	IDInvalidScope     = core.IDInvalidScope
 	IDInvalidProxies   = core.IDInvalidProxies
+	IDInvalidBalance   = core.IDInvalidBalance
 	IDProxiesUnset     = "ratescope.W601"
 	IDStoreNotShared   = "ratescope.W602"
 	IDStoreUnreachable = "ratescope.W603"
@@ -126,6 +130,7 @@ var configHints = map[string]string{
 	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
 	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
 	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
+	core.IDInvalidBalance: "Leave a figure zero for rippled's default; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
 }
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -160,17 +161,20 @@ func TestOptions(t *testing.T) {
 
 func TestConfigErrorIDs(t *testing.T) {
 	t.Parallel()
-	cfg := core.Config{IPv6Bits: 200, ShadowScopes: []string{"nope"}, NumProxies: core.Proxies(0)}
+	cfg := core.Config{
+		IPv6Bits: 200, ShadowScopes: []string{"nope"}, NumProxies: core.Proxies(0),
+		Balances: []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}},
+	}
 	msgs := checks.RunConfig(cfg)
-	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.W610"}, ids(msgs))
-	for _, m := range msgs[:3] {
+	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E006", "ratescope.W610"}, ids(msgs))
+	for _, m := range msgs[:4] {
 		assert.Equal(t, checks.Error, m.Level)
 		assert.NotEmpty(t, m.Hint, m.ID)
 		assert.NotContains(t, m.Text, "ratescope.E", "the id is not repeated in the text")
 	}
 	_, err := core.New(cfg)
 	require.Error(t, err)
-	for _, id := range []string{"ratescope.E002", "ratescope.E003", "ratescope.E004"} {
+	for _, id := range []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E006"} {
 		assert.Contains(t, err.Error(), id, "core.New names the id too")
 	}
 }

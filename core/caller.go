@@ -149,7 +149,7 @@ func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) ne
 // addresses): the first entry outside them is the caller. With proxies
 // also set, the walk stops at the proxies-th entry at the latest, so of the
 // two the setting that trusts fewer entries wins; proxies set to 0 reads
-// no header at all (the W607 check reports that the networks are then
+// no header at all (the W611 check reports that the networks are then
 // unused). If every entry is a trusted proxy, the leftmost is the caller;
 // an entry that is not an address stops the walk and the last trusted
 // address is used, so such a caller is counted as a proxy, never as

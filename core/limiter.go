@@ -109,7 +109,7 @@ type Config struct {
 // Validate reports every problem with c, joined: a missing store, an invalid
 // scope name, rate or rate key, an out-of-range setting, an unknown shadow
 // scope, an invalid trusted network. Each is a [*ConfigError] whose text
-// starts with its id (ratescope.E001 to E005), so errors.As finds it.
+// starts with its id (ratescope.E001 to E006), so errors.As finds it.
 func (c Config) Validate() error {
 	_, err := c.resolve()
 	return err
