@@ -11,6 +11,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/echolimit"
 	"github.com/ratescope/ratescope/wslimit"
 )
@@ -72,4 +73,34 @@ func ExampleNewBalance() {
 	// 200 {"result":{"status":"success"}}
 	// 200 {"result":{"warning":"load","status":"success"}}
 	// 503 Server is overloaded
+}
+
+// A JSON-RPC route limited by windows rather than a balance, answering a
+// caller over the limit as the XRP Ledger server does: 503 and the text
+// "Server is overloaded" instead of 429 and JSON.
+func ExampleDenyOverloaded() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "1/min,100/day"},
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/rpc", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]any{"result": map[string]any{"status": "success"}})
+	}, echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim, DenyHandler: echolimit.DenyOverloaded})))
+
+	for range 2 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"ping"}`)))
+		fmt.Printf("%d %s [Retry-After: %s]\n", w.Code, strings.TrimSpace(w.Body.String()), w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 200 {"result":{"status":"success"}} [Retry-After: ]
+	// 503 Server is overloaded [Retry-After: 75]
 }

@@ -1,12 +1,15 @@
 package ginlimit_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -56,4 +59,55 @@ func Example_routeCosts() {
 	// /api/records 200 ["api.anon.min";r=4;t=75, "api.anon.day";r=94;t=108000]
 	// /api/health 200 []
 	// /api/export 200 ["api.user.min";r=15;t=75, "api.user.day";r=995;t=108000]
+}
+
+// Roll a new, tighter limit out on one scope in shadow mode: the "export"
+// scope's callers are counted and told r=0 as if it were enforced, but
+// served; the hook sees the outcome "shadow", and the check W610 reminds
+// you that the scope is not enforced yet.
+func ExampleConfig_shadowScope() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	shadowed := 0
+	lim, err := core.New(core.Config{
+		Store: store,
+		Scopes: append(core.DefaultScopes(), core.Scope{
+			Name: "export",
+			Anon: []core.Rate{core.PerMinute(2), core.PerDay(20)},
+			User: []core.Rate{core.PerMinute(10), core.PerDay(200)},
+		}),
+		ShadowScopes: []string{"export"}, // counted and reported, never refused
+		Observe: func(_ context.Context, e core.Event) {
+			if e.Decision.Outcome == core.OutcomeShadow {
+				shadowed++ // or feed metrics: package ratescope/prometheus
+			}
+		},
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now,
+		Logger:     slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range checks.Run(context.Background(), lim) {
+		if m.ID == checks.IDShadowMode {
+			fmt.Println(m.ID, m.Text)
+		}
+	}
+	r := gin.New()
+	r.GET("/api/export", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim, Scope: "export"})),
+		func(c *gin.Context) { c.String(http.StatusOK, "export") })
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/export", nil))
+		fmt.Println(w.Code, w.Header().Get("RateLimit"))
+	}
+	fmt.Println("would have been refused:", shadowed)
+	// Output:
+	// ratescope.W610 scopes export are in shadow mode: callers over a limit are counted and logged but served.
+	// 200 "export.anon.min";r=1;t=75, "export.anon.day";r=19;t=108000
+	// 200 "export.anon.min";r=0;t=75, "export.anon.day";r=18;t=108000
+	// 200 "export.anon.min";r=0;t=75, "export.anon.day";r=18;t=108000
+	// would have been refused: 1
 }
