@@ -110,3 +110,28 @@ func ExampleConfigError() {
 	// ratescope: invalid config: ratescope.E002: no Store: use memstore.New for one process or the Redis store for several
 	// ratescope.E001: rate key "api.anno" names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of api
 }
+
+// A route's cost above a limit, after the rate was lowered below it, is
+// clamped to that limit rather than stopping the application: such a
+// request is allowed only when the caller has used nothing of the window.
+func ExampleLimiter_AllowN_clamped() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "3/min,100/day"}, // lowered below the export's cost of 5
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now,
+	})
+	if err != nil {
+		panic(err)
+	}
+	caller := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	for range 2 {
+		d, err := lim.AllowN(context.Background(), "api", caller, 5)
+		fmt.Println(d.Allowed, "cost", d.Cost, err)
+	}
+	// Output:
+	// true cost 3 <nil>
+	// false cost 3 <nil>
+}

@@ -1,12 +1,16 @@
 package echolimit_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -52,4 +56,32 @@ func Example_routeCosts() {
 	// /api/export 200 ["api.anon.min";r=5;t=75, "api.anon.day";r=95;t=108000]
 	// /api/records 200 ["api.anon.min";r=4;t=75, "api.anon.day";r=94;t=108000]
 	// /api/export 200 ["api.user.min";r=15;t=75, "api.user.day";r=995;t=108000]
+}
+
+// Tell Echo the same proxies as ratescope, so that c.RealIP() (in logs, in
+// other middleware) is the caller ratescope counts; CheckClientIP returns
+// W612 while they disagree.
+func ExampleCheckClientIP() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	trusted, err := core.ParseNetworks("10.0.0.0/8")
+	if err != nil {
+		panic(err)
+	}
+	lim, err := core.New(core.Config{Store: store, TrustedProxies: trusted})
+	if err != nil {
+		panic(err)
+	}
+	e := echo.New() // without an IPExtractor, Echo believes X-Forwarded-For from anybody
+	fmt.Println(len(echolimit.CheckClientIP(e, lim)) > 0)
+
+	e.IPExtractor = echo.ExtractIPFromXFFHeader(
+		echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false),
+		echo.TrustIPRange(&net.IPNet{IP: net.IPv4(10, 0, 0, 0), Mask: net.CIDRMask(8, 32)}),
+	)
+	checks.LogMessages(context.Background(), slog.Default(), echolimit.CheckClientIP(e, lim))
+	fmt.Println(len(echolimit.CheckClientIP(e, lim)))
+	// Output:
+	// true
+	// 0
 }

@@ -111,3 +111,30 @@ func ExampleConfig_shadowScope() {
 	// 200 "export.anon.min";r=0;t=75, "export.anon.day";r=18;t=108000
 	// would have been refused: 1
 }
+
+// Tell Gin the same proxies as ratescope, so that c.ClientIP() (in logs,
+// in other middleware) is the caller ratescope counts; CheckClientIP
+// returns W612 while they disagree.
+func ExampleCheckClientIP() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	trusted, err := core.ParseNetworks("10.0.0.0/8")
+	if err != nil {
+		panic(err)
+	}
+	lim, err := core.New(core.Config{Store: store, TrustedProxies: trusted})
+	if err != nil {
+		panic(err)
+	}
+	r := gin.New() // Gin trusts every proxy by default
+	fmt.Println(len(ginlimit.CheckClientIP(r, lim)) > 0)
+
+	if err := r.SetTrustedProxies([]string{"10.0.0.0/8"}); err != nil {
+		panic(err)
+	}
+	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
+	fmt.Println(len(ginlimit.CheckClientIP(r, lim)))
+	// Output:
+	// true
+	// 0
+}
