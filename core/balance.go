@@ -237,6 +237,9 @@ type BalanceDecision struct {
 	Balance int64
 	// StoreErr is the store's error when the decision failed open.
 	StoreErr error
+	// Outcome is what became of the request: [OutcomeAllowed],
+	// [OutcomeDenied] (dropped), [OutcomeFailedOpen] or [OutcomeExempt].
+	Outcome Outcome
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
@@ -319,16 +322,23 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 	l, s := b.lim, b.scope
 	cost = max(cost, 0)
 	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
+	start := l.start()
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
 	if err != nil {
 		l.storeFailed(ctx, now, s.Name, err)
-		d.Allowed, d.StoreErr = true, err
+		d.Allowed, d.StoreErr, d.Outcome = true, err, OutcomeFailedOpen
+		l.observeBalance(ctx, d, start)
 		return d
 	}
 	d.Counted, d.Balance = true, res.Balance
 	d.Allowed = !res.Dropped
 	d.Load = res.Warned
+	d.Outcome = OutcomeAllowed
+	if res.Dropped {
+		d.Outcome = OutcomeDenied
+	}
+	defer l.observeBalance(ctx, d, start)
 	if res.Dropped {
 		who := caller.String()
 		l.logger.LogAttrs(ctx, slog.LevelWarn,
@@ -352,7 +362,10 @@ func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.
 }
 
 // Exempt returns the decision for a caller exempt from the limits (an
-// administrator): allowed, never charged, warned or dropped.
-func (b *Balance) Exempt(caller Caller) *BalanceDecision {
-	return &BalanceDecision{Allowed: true, Scope: b.scope.Name, Caller: caller}
+// administrator): allowed, never charged, warned or dropped, with outcome
+// [OutcomeExempt]. Config.Observe sees it, with ctx.
+func (b *Balance) Exempt(ctx context.Context, caller Caller) *BalanceDecision {
+	d := &BalanceDecision{Allowed: true, Scope: b.scope.Name, Caller: caller, Outcome: OutcomeExempt}
+	b.lim.observeBalance(ctx, d, time.Time{})
+	return d
 }

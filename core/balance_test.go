@@ -86,7 +86,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	who := anonCaller("198.51.100.7")
 
 	d := b.Charge(ctx, who, 20)
-	assert.Equal(t, &core.BalanceDecision{Allowed: true, Counted: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0}, d)
+	assert.Equal(t, &core.BalanceDecision{Allowed: true, Counted: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
 	// Heavy requests, many a second, until warned and then dropped.
 	var warned, dropped int
 	for i := range 1000 {
@@ -104,6 +104,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	require.NotZero(t, dropped, "dropped at last")
 	assert.Positive(t, warned, "warned before the drop")
 	assert.False(t, d.Load, "a dropped request carries no warning")
+	assert.Equal(t, core.OutcomeDenied, d.Outcome)
 
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
 	require.Len(t, lines, 1, "the drop is logged once: %s", logs.String())
@@ -139,8 +140,8 @@ func TestBalanceExempt(t *testing.T) {
 	require.NoError(t, err)
 	root := core.Caller{User: "root"}
 	for range 100 {
-		d := b.Exempt(root)
-		assert.Equal(t, &core.BalanceDecision{Allowed: true, Scope: "ws", Caller: root}, d)
+		d := b.Exempt(context.Background(), root)
+		assert.Equal(t, &core.BalanceDecision{Allowed: true, Scope: "ws", Caller: root, Outcome: core.OutcomeExempt}, d)
 	}
 	d := b.Charge(context.Background(), root, 0)
 	assert.Zero(t, d.Balance, "an exempt caller is never charged")
@@ -171,6 +172,47 @@ func TestBalanceFailsOpen(t *testing.T) {
 	assert.ErrorIs(t, d.StoreErr, errBalancesDown)
 	assert.Equal(t, int64(1), lim.StoreFailures())
 	assert.Contains(t, logs.String(), "fail open")
+}
+
+// TestBalanceObserved checks that Config.Observe sees every balance
+// decision, with its outcome, as it sees window decisions.
+func TestBalanceObserved(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		scope   string
+		caller  string
+		outcome core.Outcome
+		cost    int64
+		window  bool
+	}
+	var got []seen
+	observe := func(_ context.Context, e core.Event) {
+		got = append(got, seen{e.Scope(), e.Caller().String(), e.Outcome(), e.Cost(), e.Decision != nil})
+	}
+	policy := core.BalancePolicy{Warn: 100, Drop: 150}
+	lim := newLimiter(t, core.Config{Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
+	b, err := lim.Balance("ws")
+	require.NoError(t, err)
+	ctx := context.Background()
+	caller := anonCaller("192.0.2.1")
+	b.Charge(ctx, caller, 32*150) // balance 150: at the drop threshold
+	b.Charge(ctx, caller, 20)     // dropped
+	b.Exempt(ctx, core.Caller{User: "root"})
+	_, err = lim.Allow(ctx, "api", caller)
+	require.NoError(t, err)
+	assert.Equal(t, []seen{
+		{"ws", "192.0.2.1", core.OutcomeAllowed, 32 * 150, false},
+		{"ws", "192.0.2.1", core.OutcomeDenied, 20, false},
+		{"ws", "root", core.OutcomeExempt, 0, false},
+		{"api", "192.0.2.1", core.OutcomeAllowed, 1, true},
+	}, got)
+
+	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws"}}})
+	fb, err := failing.Balance("ws")
+	require.NoError(t, err)
+	got = nil
+	fb.Charge(ctx, caller, 20)
+	assert.Equal(t, []seen{{"ws", "192.0.2.1", core.OutcomeFailedOpen, 20, false}}, got)
 }
 
 func TestWarnJSON(t *testing.T) {

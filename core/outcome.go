@@ -50,16 +50,67 @@ func Outcomes() []Outcome {
 	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow}
 }
 
-// An Event is what [Config.Observe] receives for each decision.
+// An Event is what [Config.Observe] receives for each decision: of a
+// window scope (Decision) or of a balance scope (Balance); the other is nil.
+// Its methods read whichever is set, for an observer that treats both alike.
 type Event struct {
-	// Decision is the decision made. It is shared with the caller of the
-	// limiter: read it during the call, never change or keep it.
+	// Decision is the decision made in a window scope, or nil. It is shared
+	// with the caller of the limiter: read it during the call, never change
+	// or keep it.
 	Decision *Decision
+	// Balance is the decision made in a balance scope ([Limiter.Balance]),
+	// or nil; shared as Decision is.
+	Balance *BalanceDecision
 	// Duration is how long the decision took, store call included, as
 	// measured by the monotonic clock (not Config.Now). It is measured only
 	// when Config.Observe is set; 0 for an exempt caller, who is decided
 	// without the store.
 	Duration time.Duration
+}
+
+// Scope returns the name of the scope decided.
+func (e Event) Scope() string {
+	if e.Balance != nil {
+		return e.Balance.Scope
+	}
+	return e.Decision.Scope
+}
+
+// Caller returns who the request was counted or charged against.
+func (e Event) Caller() Caller {
+	if e.Balance != nil {
+		return e.Balance.Caller
+	}
+	return e.Decision.Caller
+}
+
+// Outcome returns what became of the request.
+func (e Event) Outcome() Outcome {
+	if e.Balance != nil {
+		return e.Balance.Outcome
+	}
+	return e.Decision.Outcome
+}
+
+// Cost returns the request's cost: the units it used or would have used
+// of a window scope, or what it added to the balance.
+func (e Event) Cost() int64 {
+	if e.Balance != nil {
+		return e.Balance.Cost
+	}
+	return e.Decision.Cost
+}
+
+// observeBalance calls the hook, if any, with d; start is as for observe.
+func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start time.Time) {
+	if l.hook == nil {
+		return
+	}
+	var took time.Duration
+	if !start.IsZero() {
+		took = time.Since(start)
+	}
+	l.hook(ctx, Event{Balance: d, Duration: took})
 }
 
 // observe calls the hook, if any, with d; start is when the decision began

@@ -63,7 +63,7 @@ func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
 		caller := cfg.Balance.Caller(c.Request, user)
 		var d *core.BalanceDecision
 		if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-			d = cfg.Balance.Exempt(caller)
+			d = cfg.Balance.Exempt(c.Request.Context(), caller)
 		} else {
 			cost := int64(-1) // the scope's reference cost
 			if cfg.Cost != nil {

@@ -118,8 +118,7 @@ func New(cfg Config) *Collector {
 
 // Observe counts the decision of e: give it to core.Config.Observe.
 func (c *Collector) Observe(_ context.Context, e core.Event) {
-	d := e.Decision
-	key := seriesKey{scope: d.Scope, kind: d.Caller.Kind(), outcome: d.Outcome}
+	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
 	v, ok := c.series.Load(key)
 	if !ok {
 		kind, outcome := key.kind.String(), key.outcome.String()
@@ -131,8 +130,8 @@ func (c *Collector) Observe(_ context.Context, e core.Event) {
 	}
 	s := v.(*series)
 	s.decisions.Inc()
-	s.cost.Add(float64(d.Cost))
-	if d.Outcome != core.OutcomeExempt {
+	s.cost.Add(float64(e.Cost()))
+	if key.outcome != core.OutcomeExempt {
 		s.duration.Observe(e.Duration.Seconds())
 	}
 }

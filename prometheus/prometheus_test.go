@@ -96,6 +96,7 @@ func TestScrape(t *testing.T) {
 			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
 			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 		},
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
 		NumProxies: core.Proxies(0),
 		Now:        clock.Now,
 		Logger:     slog.New(slog.DiscardHandler),
@@ -131,6 +132,11 @@ func TestScrape(t *testing.T) {
 	_, err = lim.AllowN(ctx, "api", core.Caller{User: "bob"}, 3)
 	require.NoError(t, err)
 
+	ws, err := lim.Balance("ws")
+	require.NoError(t, err)
+	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
+	ws.Charge(ctx, anon, 20)     // dropped
+
 	families := scrape(t, reg)
 	for _, tt := range []struct {
 		scope, kind, outcome string
@@ -143,6 +149,8 @@ func TestScrape(t *testing.T) {
 		{"new", "anon", "allowed", 1},
 		{"new", "anon", "shadow", 2},
 		{"api", "anon", "failed_open", 1},
+		{"ws", "anon", "allowed", 1},
+		{"ws", "anon", "denied", 1},
 	} {
 		got, ok := value(families, "ratescope_decisions_total", map[string]string{"scope": tt.scope, "kind": tt.kind, "outcome": tt.outcome})
 		assert.True(t, ok, "%s %s %s", tt.scope, tt.kind, tt.outcome)

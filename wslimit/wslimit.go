@@ -120,7 +120,7 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 // allows the message (fail open).
 func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
 	if c.exempt {
-		return c.balance.Exempt(c.caller), nil
+		return c.balance.Exempt(ctx, c.caller), nil
 	}
 	d := c.balance.Charge(ctx, c.caller, cost)
 	if !d.Allowed {

@@ -31,12 +31,12 @@ type metricKey struct {
 	outcome core.Outcome
 }
 
-func newMetrics(scopes []core.Scope) *Metrics {
+func newMetrics(scopes []string) *Metrics {
 	m := &Metrics{counts: map[metricKey]*atomic.Int64{}}
 	for _, s := range scopes {
 		for _, k := range []core.Kind{core.Anonymous, core.User} {
 			for _, o := range core.Outcomes() {
-				key := metricKey{scope: s.Name, kind: k, outcome: o}
+				key := metricKey{scope: s, kind: k, outcome: o}
 				m.counts[key] = new(atomic.Int64)
 				m.keys = append(m.keys, key)
 			}
@@ -54,8 +54,7 @@ func (k metricKey) labels() string {
 
 // Observe counts the decision of e: the limiter's Config.Observe.
 func (m *Metrics) Observe(_ context.Context, e core.Event) {
-	d := e.Decision
-	if c := m.counts[metricKey{scope: d.Scope, kind: d.Caller.Kind(), outcome: d.Outcome}]; c != nil {
+	if c := m.counts[metricKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}]; c != nil {
 		c.Add(1)
 	}
 }

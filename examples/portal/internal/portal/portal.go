@@ -215,7 +215,14 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		Balances:       []core.BalanceScope{ledgerScope(o)},
 	}
 	if o.Metrics {
-		a.Metrics = newMetrics(cfg.Scopes)
+		var names []string
+		for _, s := range cfg.Scopes {
+			names = append(names, s.Name)
+		}
+		for _, s := range cfg.Balances {
+			names = append(names, s.Name)
+		}
+		a.Metrics = newMetrics(names)
 		cfg.Observe = a.Metrics.Observe
 	}
 	lim, err := core.New(cfg)
