@@ -16,7 +16,7 @@ import (
 //
 // Every store counts with the same algorithm, so that a decision does not
 // depend on where the counts live: a sliding window of each rate's period,
-// cut into four buckets and read conservatively (see the package
+// cut into 20 buckets and read conservatively (see the package
 // documentation for the guarantee). Stores are checked against one
 // conformance suite, package storetest.
 //

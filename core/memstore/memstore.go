@@ -64,7 +64,9 @@ const shardCount = 64
 type Store struct {
 	maxPerShard int
 	now         func() time.Time
-	tables      sync.Map // tableKey -> *keyedTable
+	base        time.Time // taken at New, with a monotonic reading
+	baseNano    int64     // base's wall time, in nanoseconds since the Unix epoch
+	tables      sync.Map  // tableKey -> *keyedTable
 	last        atomic.Pointer[keyedTable]
 	mu          sync.Mutex
 	evictions   atomic.Int64
@@ -78,12 +80,13 @@ type Store struct {
 type tableKey struct {
 	scope   string
 	kind    core.Kind
+	wide    bool // some limit needs 32-bit counters
 	periods [core.MaxLimits]time.Duration
 }
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
-	take(req core.Request) core.Result
+	take(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
 }
@@ -99,9 +102,12 @@ func New(cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	base := time.Now()
 	s := &Store{
 		maxPerShard: max(1, (cfg.MaxEntries+shardCount-1)/shardCount),
 		now:         cfg.Now,
+		base:        base,
+		baseNano:    base.UnixNano(),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
@@ -146,11 +152,15 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	key := tableKey{scope: req.Scope, kind: req.Caller.Kind()}
 	for i, r := range req.Limits {
 		key.periods[i] = r.Period
+		if !window.Narrow(r.Limit) {
+			key.wide = true
+		}
 	}
+	now := s.nanos(req.Now)
 	// Most requests are for the scope of the request before: look there
 	// first, and in the map of tables only when it is another.
 	if last := s.last.Load(); last != nil && last.key == key {
-		return last.table.take(req), nil
+		return last.table.take(req, now), nil
 	}
 	var kt *keyedTable
 	if v, ok := s.tables.Load(key); ok {
@@ -159,7 +169,28 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 		kt = s.newTable(key, len(req.Limits))
 	}
 	s.last.Store(kt)
-	return kt.table.take(req), nil
+	return kt.table.take(req, now), nil
+}
+
+// maxNanos is the latest time the store counts at: far beyond any real
+// clock, and far enough from the int64 limit that adding a period cannot
+// overflow.
+const maxNanos = 1 << 62
+
+// nanos returns the time t in nanoseconds since the Unix epoch, as the store
+// counts: on the monotonic clock when t has a monotonic reading (time.Now
+// gives one), so that a step of the wall clock moves no count, and on the
+// wall clock otherwise (a time from an injected clock). Times before the
+// epoch count as the epoch.
+func (s *Store) nanos(t time.Time) int64 {
+	d := int64(t.Sub(s.base)) // monotonic when both have a reading
+	switch {
+	case d <= -s.baseNano:
+		return 0
+	case d >= maxNanos-s.baseNano:
+		return maxNanos
+	}
+	return s.baseNano + d
 }
 
 // keyedTable is a table with its key.
@@ -174,37 +205,43 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
 		return v.(*keyedTable)
 	}
-	widths := make([]int64, n)
-	for i := range widths {
-		widths[i] = window.Width(key.periods[i])
+	periods := make([]int64, n)
+	for i := range periods {
+		periods[i] = int64(key.periods[i])
 	}
 	var t table
-	if key.kind == core.User {
-		t = newUserTable(s, widths)
-	} else {
-		t = newAnonTable(s, widths)
+	switch {
+	case key.kind == core.User && key.wide:
+		t = newUserTable[uint32](s, periods)
+	case key.kind == core.User:
+		t = newUserTable[uint16](s, periods)
+	case key.wide:
+		t = newAnonTable[uint32](s, periods)
+	default:
+		t = newAnonTable[uint16](s, periods)
 	}
 	kt := &keyedTable{key, t}
 	s.tables.Store(key, kt)
 	return kt
 }
 
-// tableFor returns a table of entries with one window per width.
-func tableFor[K comparable](s *Store, widths []int64, hash func(K) uint64, id func(core.Caller) K) table {
-	switch len(widths) {
+// tableFor returns a table of entries with one window per period, each of
+// counters of type T.
+func tableFor[T window.Counter, K comparable](s *Store, periods []int64, hash func(K) uint64, id func(core.Caller) K) table {
+	switch len(periods) {
 	case 1:
-		return newTable[K, [1]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [1]window.Counts[T]](s, periods, hash, id)
 	case 2:
-		return newTable[K, [2]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [2]window.Counts[T]](s, periods, hash, id)
 	case 3:
-		return newTable[K, [3]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [3]window.Counts[T]](s, periods, hash, id)
 	}
-	return newTable[K, [4]window.Counts](s, widths, hash, id)
+	return newTable[K, T, [4]window.Counts[T]](s, periods, hash, id)
 }
 
-func newUserTable(s *Store, widths []int64) table {
+func newUserTable[T window.Counter](s *Store, periods []int64) table {
 	seed := maphash.MakeSeed()
-	return tableFor(s, widths,
+	return tableFor[T](s, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
 		func(c core.Caller) string { return c.User })
 }
@@ -216,19 +253,19 @@ type anonTable struct {
 	v4, v6 table
 }
 
-func newAnonTable(s *Store, widths []int64) table {
+func newAnonTable[T window.Counter](s *Store, periods []int64) table {
 	// Callers choose their addresses, so the hash is seeded; shards only
 	// spread lock contention, so a skew would cost speed, never
 	// correctness.
 	seed := rand.Uint64()
 	return anonTable{
-		v4: tableFor(s, widths,
+		v4: tableFor[T](s, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
 			func(c core.Caller) uint32 {
 				a := c.Network.Addr().As4()
 				return binary.BigEndian.Uint32(a[:])
 			}),
-		v6: tableFor(s, widths,
+		v6: tableFor[T](s, periods,
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
@@ -236,11 +273,11 @@ func newAnonTable(s *Store, widths []int64) table {
 	}
 }
 
-func (a anonTable) take(req core.Request) core.Result {
+func (a anonTable) take(req core.Request, now int64) core.Result {
 	if req.Caller.Network.Addr().Is4() {
-		return a.v4.take(req)
+		return a.v4.take(req, now)
 	}
-	return a.v6.take(req)
+	return a.v6.take(req, now)
 }
 
 func (a anonTable) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }
@@ -264,7 +301,7 @@ func mix(x uint64) uint64 {
 func (s *Store) Sweep(now time.Time) int {
 	n := 0
 	s.tables.Range(func(_, v any) bool {
-		n += v.(*keyedTable).table.sweep(now.UnixNano())
+		n += v.(*keyedTable).table.sweep(s.nanos(now))
 		return true
 	})
 	return n

@@ -8,7 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
 )
 
 // call is one decision on its way to Redis: the EVALSHA command, built in
@@ -27,8 +26,8 @@ type call struct {
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs), cost, then a bucket width (µs)
-	// and a limit per window.
+	// nums are the script's ARGV: now (µs, or -1 for the server's clock),
+	// cost, then a period (µs) and a limit per window.
 	nums [numArgs]int64
 
 	ctx      context.Context // the caller's: its end means the caller left
@@ -47,7 +46,7 @@ func newCall(key string, now int64, req *core.Request) *call {
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
 	n := 2
 	for _, r := range req.Limits {
-		c.nums[n], c.nums[n+1] = window.Width(r.Period)/int64(time.Microsecond), r.Limit
+		c.nums[n], c.nums[n+1] = int64(r.Period/time.Microsecond), r.Limit
 		n += 2
 	}
 	for i := range n {

@@ -7,33 +7,61 @@ import "github.com/redis/go-redis/v9"
 // with it (the conformance suite checks both).
 //
 // KEYS[1] is the caller's key. Its value packs, little-endian, the time of
-// the last request (a double: microseconds since the Unix epoch, exact below
-// 2^53) and then, for each window, its five 4-byte counters (counter j holds
-// bucket number mod 5): 8 + 20 bytes a limit, read and written whole with
-// one GET and one SET, which also sets the time to live.
+// the last admitted request (a double: microseconds since the Unix epoch,
+// exact below 2^53) and then, for each window, its 21 counters (counter j
+// holds bucket number mod 21), 2 bytes each for a limit up to 65,535 and 4
+// bytes above: 8 + 42 bytes a limit, read and written whole with one GET and
+// one SET, which also sets the time to live. A refused request writes
+// nothing (unless the clock stepped back, see below).
 //
-// ARGV: now (µs since the Unix epoch), cost, then for each window its bucket
-// width (µs) and its limit.
+// ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME),
+// cost, then for each window its period (µs, a multiple of 20) and its
+// limit.
 //
 // It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
-// retry after (µs)}: integers, all below 2^53, so no precision is lost on
-// the way out of Lua's doubles.
+// retry after (µs), and last the retry after (µs) of a request of cost 1,
+// when the request was refused}: integers, all below 2^53, so no precision
+// is lost on the way out of Lua's doubles.
 var takeScript = redis.NewScript(takeLua)
 
 // takeLua is the source of takeScript, sent with EVAL when a server does not
 // have the script (see batch.go).
 const takeLua = `
-local SLOTS = 5
-local BUCKETS = 4
+local BUCKETS = 20
+local SLOTS = BUCKETS + 1
+local STEP_BACK = 1000000
+local NARROW = 65535
 local now = tonumber(ARGV[1])
+if now < 0 then
+	-- Before Redis 5, a script must ask for effects replication before
+	-- it reads the clock and writes.
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call('TIME')
+	now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 local cost = tonumber(ARGV[2])
 local n = (#ARGV - 2) / 2
-local format = '<d' .. string.rep('I4', SLOTS * n)
 local fmod = math.fmod
+local format = '<d'
+for i = 0, n - 1 do
+	if tonumber(ARGV[4 + 2 * i]) <= NARROW then
+		format = format .. string.rep('I2', SLOTS)
+	else
+		format = format .. string.rep('I4', SLOTS)
+	end
+end
+
+-- floor(a / b) for a >= 0, computed with fmod, which is exact where a / b
+-- may round.
+local function bucket(a, b)
+	return (a - fmod(a, b)) / b
+end
 
 -- c holds every counter: counter j of window i is c[SLOTS*i + j + 2], so
 -- that c can be packed back as it is, after c[1], the time of the last
--- request.
+-- admitted request.
 local c
 local stored = redis.call('GET', KEYS[1])
 if stored and #stored == struct.size(format) then
@@ -46,22 +74,37 @@ else
 	end
 end
 local last = c[1]
--- A clock that steps back is read as standing still: nothing is freed early.
+local write = false
 if now < last then
-	now = last
+	if last - now <= STEP_BACK then
+		-- A small step back is read as the clock standing still.
+		now = last
+	else
+		-- A large one: every count is treated as made now.
+		for i = 0, n - 1 do
+			local base = SLOTS * i + 2
+			local s = 0
+			for j = 0, SLOTS - 1 do
+				s = s + c[base + j]
+				c[base + j] = 0
+			end
+			c[base + bucket(now, tonumber(ARGV[3 + 2 * i]) / BUCKETS) % SLOTS] = s
+		end
+		last, c[1], write = now, now, true
+	end
 end
-c[1] = now
 
 -- Advance every window and check that the cost fits all of them.
--- floor(a / b) is computed with fmod, which is exact where a / b may round.
 local allowed = true
 local curs, sums = {}, {}
+local longest = 0
 for i = 0, n - 1 do
-	local width = tonumber(ARGV[3 + 2 * i])
+	local period = tonumber(ARGV[3 + 2 * i])
+	local width = period / BUCKETS
 	local base = SLOTS * i + 2
-	local from = (last - fmod(last, width)) / width
-	local cur = (now - fmod(now, width)) / width
-	if cur - from >= SLOTS then
+	local from = bucket(last, width)
+	local cur = bucket(now, width)
+	if now - last >= period or cur - from >= SLOTS then
 		for j = 0, SLOTS - 1 do
 			c[base + j] = 0
 		end
@@ -78,39 +121,63 @@ for i = 0, n - 1 do
 	if sum + cost > tonumber(ARGV[4 + 2 * i]) then
 		allowed = false
 	end
+	if period > longest then
+		longest = period
+	end
+end
+if allowed then
+	last, c[1], write = now, now, true
+end
+
+-- wait returns how long a request of cost k waits for room in window i:
+-- its buckets leave oldest first, bucket b at the earlier of
+-- (b + 1 + BUCKETS) * width and last + period.
+local function wait(i, k)
+	local period = tonumber(ARGV[3 + 2 * i])
+	local limit = tonumber(ARGV[4 + 2 * i])
+	local width = period / BUCKETS
+	local base = SLOTS * i + 2
+	local s = sums[i]
+	if s + k <= limit then
+		return 0
+	end
+	if k > limit then
+		return period
+	end
+	for b = curs[i] - BUCKETS, curs[i] - 1 do
+		s = s - c[base + b % SLOTS]
+		if s + k <= limit then
+			local leave = (b + 1 + BUCKETS) * width
+			if leave > last + period then
+				leave = last + period
+			end
+			return leave - now
+		end
+	end
+	return last + period - now
 end
 
 local out = {allowed and 1 or 0}
-local expire = 0
+local one = 0
 for i = 0, n - 1 do
-	local width = tonumber(ARGV[3 + 2 * i])
+	local period = tonumber(ARGV[3 + 2 * i])
 	local limit = tonumber(ARGV[4 + 2 * i])
-	local base = SLOTS * i + 2
-	local cur, sum = curs[i], sums[i]
+	local sum = sums[i]
 	if allowed then
-		local f = base + cur % SLOTS
+		local f = SLOTS * i + 2 + curs[i] % SLOTS
 		c[f] = c[f] + cost
 		sum = sum + cost
 	end
-	-- Reset: until the newest non-empty bucket leaves the window.
 	local reset = 0
-	for k = 0, SLOTS - 1 do
-		if c[base + (cur - k) % SLOTS] ~= 0 then
-			reset = (cur - k + 1 + BUCKETS) * width - now
-			break
-		end
+	if sum > 0 then
+		reset = last + period - now
 	end
-	-- Retry after: drop the oldest buckets until the cost fits.
 	local retry = 0
-	if not allowed and sum + cost > limit then
-		retry = reset + width -- the cost is above the limit: it never fits
-		local s = sum
-		for k = 0, SLOTS - 1 do
-			s = s - c[base + (cur - BUCKETS + k) % SLOTS]
-			if s + cost <= limit then
-				retry = (cur + 1 + k) * width - now
-				break
-			end
+	if not allowed then
+		retry = wait(i, cost)
+		local w1 = wait(i, 1)
+		if w1 > one then
+			one = w1
 		end
 	end
 	local remaining = limit - sum
@@ -118,12 +185,11 @@ for i = 0, n - 1 do
 		remaining = 0
 	end
 	out[3 * i + 2], out[3 * i + 3], out[3 * i + 4] = remaining, reset, retry
-	-- The window is certainly empty at (cur + 1 + BUCKETS) * width.
-	local e = (cur + 1 + BUCKETS) * width - now
-	if e > expire then
-		expire = e
-	end
 end
-redis.call('SET', KEYS[1], struct.pack(format, unpack(c)), 'PX', string.format('%d', math.ceil(expire / 1000)))
+out[3 * n + 2] = one
+if write then
+	-- Every window is certainly empty one longest period after now.
+	redis.call('SET', KEYS[1], struct.pack(format, unpack(c)), 'PX', string.format('%d', math.ceil(longest / 1000)))
+end
 return out
 `
