@@ -64,7 +64,9 @@
 // (package storetest). If the store fails, the request is allowed and not
 // counted (fail open): a store that is down turns the limits off rather
 // than the API. The failure is logged, at most once per
-// Config.ErrorLogInterval, and counted ([Limiter.StoreFailures]).
+// Config.ErrorLogInterval, and counted ([Limiter.StoreFailures]), unless
+// the request's context ended first: a client that hangs up is not a store
+// failure.
 //
 // # Headers
 //

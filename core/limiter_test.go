@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -326,4 +327,42 @@ func TestConfigIsACopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.Allowed, "the limiter still enforces 1/min")
 	assert.Equal(t, core.PerMinute(1), lim.Config().Scopes[0].Anon[0])
+}
+
+// hungUpStore fails as a store does when the request's context ends first.
+type hungUpStore struct{}
+
+func (hungUpStore) Take(ctx context.Context, _ core.Request) (core.Result, error) {
+	<-ctx.Done()
+	return core.Result{}, fmt.Errorf("store: %w", ctx.Err())
+}
+
+func TestClientHangsUp(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	lim := newLimiter(t, core.Config{Store: hungUpStore{}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d, err := lim.Allow(ctx, "api", anonCaller("192.0.2.13"))
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.False(t, d.Counted)
+	assert.ErrorIs(t, d.StoreErr, context.Canceled)
+	assert.Zero(t, lim.StoreFailures(), "a client that hangs up is no store failure")
+	assert.Empty(t, log.String())
+
+	// The same error with the request's context still live is one.
+	lim = newLimiter(t, core.Config{Store: canceledStore{}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	d, err = lim.Allow(context.Background(), "api", anonCaller("192.0.2.13"))
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(1), lim.StoreFailures())
+	assert.Contains(t, log.String(), "store failed")
+}
+
+// canceledStore returns a context error of its own.
+type canceledStore struct{}
+
+func (canceledStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, context.Canceled
 }

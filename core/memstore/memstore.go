@@ -205,10 +205,7 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
 		return v.(*keyedTable)
 	}
-	periods := make([]int64, n)
-	for i := range periods {
-		periods[i] = int64(key.periods[i])
-	}
+	periods := key.periods[:n]
 	var t table
 	switch {
 	case key.kind == core.User && key.wide:
@@ -227,7 +224,7 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 
 // tableFor returns a table of entries with one window per period, each of
 // counters of type T.
-func tableFor[T window.Counter, K comparable](s *Store, periods []int64, hash func(K) uint64, id func(core.Caller) K) table {
+func tableFor[T window.Counter, K comparable](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) table {
 	switch len(periods) {
 	case 1:
 		return newTable[K, T, [1]window.Counts[T]](s, periods, hash, id)
@@ -239,7 +236,7 @@ func tableFor[T window.Counter, K comparable](s *Store, periods []int64, hash fu
 	return newTable[K, T, [4]window.Counts[T]](s, periods, hash, id)
 }
 
-func newUserTable[T window.Counter](s *Store, periods []int64) table {
+func newUserTable[T window.Counter](s *Store, periods []time.Duration) table {
 	seed := maphash.MakeSeed()
 	return tableFor[T](s, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
@@ -253,7 +250,7 @@ type anonTable struct {
 	v4, v6 table
 }
 
-func newAnonTable[T window.Counter](s *Store, periods []int64) table {
+func newAnonTable[T window.Counter](s *Store, periods []time.Duration) table {
 	// Callers choose their addresses, so the hash is seeded; shards only
 	// spread lock contention, so a skew would cost speed, never
 	// correctness.

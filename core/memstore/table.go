@@ -74,20 +74,19 @@ func (sh *shard[K, T, W]) alloc() uint32 {
 // genericTable holds the entries of one scope and kind of caller.
 type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	store   *Store
-	widths  []int64 // bucket width of each window, in nanoseconds
-	periods []int64 // period of each window, in nanoseconds
-	longest int64   // the longest period
+	shapes  []window.Shape // of each window
+	longest int64          // the longest period, in nanoseconds
 	hash    func(K) uint64
 	id      func(core.Caller) K
 	shards  [shardCount]shard[K, T, W]
 }
 
-func newTable[K comparable, T window.Counter, W counts[T]](s *Store, periods []int64, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
-	t := &genericTable[K, T, W]{store: s, periods: periods, hash: hash, id: id}
-	t.widths = make([]int64, len(periods))
+func newTable[K comparable, T window.Counter, W counts[T]](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
+	t := &genericTable[K, T, W]{store: s, hash: hash, id: id}
+	t.shapes = make([]window.Shape, len(periods))
 	for i, p := range periods {
-		t.widths[i] = window.Width(time.Duration(p))
-		t.longest = max(t.longest, p)
+		t.shapes[i] = window.ShapeOf(p)
+		t.longest = max(t.longest, int64(p))
 	}
 	for i := range t.shards {
 		t.shards[i].index = make(map[K]uint32)
@@ -112,33 +111,36 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 		sh.peak = max(sh.peak, len(sh.index))
 	}
 	e := sh.at(slot)
-	now, merge := window.Clock(e.last, now)
+	// The entry changes only when the request is admitted or the clock
+	// stepped back far enough to move the counts: a refusal writes
+	// nothing, so the state is a function of the admitted requests alone
+	// (as in Redis).
+	w, last := e.w, e.last
+	now, merge := window.Clock(last, now)
 	if merge {
-		for i := range len(e.w) {
-			e.w[i].Merge(t.widths[i], now)
+		for i := range len(w) {
+			w[i].Merge(t.shapes[i], now)
 		}
-		e.last = now
+		last = now
 	}
 	allowed := true
-	for i := range len(e.w) {
-		c := &e.w[i]
-		c.Advance(t.widths[i], t.periods[i], e.last, now)
+	for i := range len(w) {
+		c := &w[i]
+		c.Advance(t.shapes[i], last, now)
 		sums[i] = c.Sum()
 		if sums[i]+req.Cost > req.Limits[i].Limit {
 			allowed = false
 		}
 	}
 	if allowed {
-		for i := range len(e.w) {
-			e.w[i].Add(t.widths[i], now, req.Cost)
+		for i := range len(w) {
+			w[i].Add(t.shapes[i], last, now, req.Cost)
 			sums[i] += req.Cost
 		}
-		e.last = now
+		last = now
 	}
-	last := e.last
-	var w W
-	if !allowed {
-		w = e.w
+	if allowed || merge {
+		e.w, e.last = w, last
 	}
 	sh.mu.Unlock()
 
@@ -148,9 +150,9 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 		st := &res.Limits[i]
 		st.Rate = r
 		st.Remaining = max(r.Limit-sums[i], 0)
-		st.Reset = window.Reset(t.periods[i], last, now, sums[i])
+		st.Reset = window.Reset(t.shapes[i].Period, last, now, sums[i])
 		if !allowed {
-			st.RetryAfter = w[i].Wait(t.widths[i], t.periods[i], last, now, r.Limit, req.Cost)
+			st.RetryAfter = w[i].Wait(t.shapes[i], last, now, r.Limit, req.Cost)
 		}
 	}
 	res.Allowed = allowed

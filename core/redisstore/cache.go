@@ -75,17 +75,20 @@ func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 	sh.mu.Lock()
 	e, ok := sh.m[*k]
 	if ok && (now >= e.until || now < e.at-stepBack) {
-		// The counts may have changed, or the clock stepped back and the
-		// denial cannot be counted down.
+		// The counts may have changed, or the clock stepped back too far
+		// for the denial to say anything.
 		delete(sh.m, *k)
 		ok = false
 	}
 	sh.mu.Unlock()
-	if !ok || cost != e.cost {
+	// Before the denial's time (a clock read out of order), the wait is
+	// longer than the remembered one by an amount the cache cannot know:
+	// ask Redis.
+	if !ok || cost != e.cost || now < e.at {
 		return core.Result{}, false
 	}
 	res := e.res
-	elapsed := time.Duration(max(now-e.at, 0)) * time.Microsecond
+	elapsed := time.Duration(now-e.at) * time.Microsecond
 	for i := range res.Limits {
 		l := &res.Limits[i]
 		l.Reset = max(l.Reset-elapsed, 0)

@@ -4,15 +4,16 @@ import "github.com/redis/go-redis/v9"
 
 // takeScript decides one request in one round trip. It is the arithmetic of
 // package internal/window, in integer microseconds, and must stay in step
-// with it (the conformance suite checks both).
+// with it (the conformance suite and a comparison with memstore check both).
 //
 // KEYS[1] is the caller's key. Its value packs, little-endian, the time of
 // the last admitted request (a double: microseconds since the Unix epoch,
 // exact below 2^53) and then, for each window, its 21 counters (counter j
 // holds bucket number mod 21), 2 bytes each for a limit up to 65,535 and 4
-// bytes above: 8 + 42 bytes a limit, read and written whole with one GET and
-// one SET, which also sets the time to live. A refused request writes
-// nothing (unless the clock stepped back, see below).
+// bytes above, and its Prev (2 bytes, see window.Counts): 8 + 44 bytes a
+// limit, read and written whole with one GET and one SET, which also sets
+// the time to live. A refused request writes nothing, unless the clock
+// stepped back far enough to move the counts.
 //
 // ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME),
 // cost, then for each window its period (µs, a multiple of 20) and its
@@ -20,7 +21,8 @@ import "github.com/redis/go-redis/v9"
 //
 // It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
 // retry after (µs), and last the retry after (µs) of a request of cost 1,
-// when the request was refused}: integers, all below 2^53, so no precision
+// when the request was refused and counted at its own time (0 when the
+// clock stood still for it)}: integers, all below 2^53, so no precision
 // is lost on the way out of Lua's doubles.
 var takeScript = redis.NewScript(takeLua)
 
@@ -29,8 +31,10 @@ var takeScript = redis.NewScript(takeLua)
 const takeLua = `
 local BUCKETS = 20
 local SLOTS = BUCKETS + 1
+local FIELDS = SLOTS + 1
 local STEP_BACK = 1000000
 local NARROW = 65535
+local PREV_SET = 32768
 local now = tonumber(ARGV[1])
 if now < 0 then
 	-- Before Redis 5, a script must ask for effects replication before
@@ -47,21 +51,28 @@ local fmod = math.fmod
 local format = '<d'
 for i = 0, n - 1 do
 	if tonumber(ARGV[4 + 2 * i]) <= NARROW then
-		format = format .. string.rep('I2', SLOTS)
+		format = format .. string.rep('I2', SLOTS) .. 'I2'
 	else
-		format = format .. string.rep('I4', SLOTS)
+		format = format .. string.rep('I4', SLOTS) .. 'I2'
 	end
 end
 
 -- floor(a / b) for a >= 0, computed with fmod, which is exact where a / b
 -- may round.
-local function bucket(a, b)
+local function floordiv(a, b)
 	return (a - fmod(a, b)) / b
 end
+local function ceildiv(a, b)
+	local q = floordiv(a, b)
+	if q * b < a then
+		q = q + 1
+	end
+	return q
+end
 
--- c holds every counter: counter j of window i is c[SLOTS*i + j + 2], so
--- that c can be packed back as it is, after c[1], the time of the last
--- admitted request.
+-- c holds every field: counter j of window i is c[FIELDS*i + j + 2] and its
+-- Prev c[FIELDS*i + SLOTS + 2], so that c can be packed back as it is,
+-- after c[1], the time of the last admitted request.
 local c
 local stored = redis.call('GET', KEYS[1])
 if stored and #stored == struct.size(format) then
@@ -69,26 +80,54 @@ if stored and #stored == struct.size(format) then
 	c[#c] = nil -- struct.unpack also returns the next position
 else
 	c = {0}
-	for f = 2, SLOTS * n + 1 do
+	for f = 2, FIELDS * n + 1 do
 		c[f] = 0
 	end
 end
 local last = c[1]
-local write = false
+
+local periods, widths, units, limits = {}, {}, {}, {}
+local longest = 0
+for i = 0, n - 1 do
+	local period = tonumber(ARGV[3 + 2 * i])
+	periods[i], widths[i], limits[i] = period, period / BUCKETS, tonumber(ARGV[4 + 2 * i])
+	local unit = 1
+	while unit * PREV_SET < period do
+		unit = unit * 10
+	end
+	units[i] = unit
+	if period > longest then
+		longest = period
+	end
+end
+
+-- prev returns the time window i's Prev stands for, or nil.
+local function prev(i)
+	local p = c[FIELDS * i + SLOTS + 2]
+	if p < PREV_SET then
+		return nil
+	end
+	local top = ceildiv(last, units[i])
+	return (top - (top - (p - PREV_SET)) % PREV_SET) * units[i]
+end
+
+local write, stood = false, false
 if now < last then
 	if last - now <= STEP_BACK then
 		-- A small step back is read as the clock standing still.
-		now = last
+		now, stood = last, true
 	else
 		-- A large one: every count is treated as made now.
 		for i = 0, n - 1 do
-			local base = SLOTS * i + 2
+			local base = FIELDS * i + 2
 			local s = 0
-			for j = 0, SLOTS - 1 do
-				s = s + c[base + j]
+			for j = 0, FIELDS - 1 do
+				if j < SLOTS then
+					s = s + c[base + j]
+				end
 				c[base + j] = 0
 			end
-			c[base + bucket(now, tonumber(ARGV[3 + 2 * i]) / BUCKETS) % SLOTS] = s
+			c[base + floordiv(now, widths[i]) % SLOTS] = s
 		end
 		last, c[1], write = now, now, true
 	end
@@ -97,20 +136,26 @@ end
 -- Advance every window and check that the cost fits all of them.
 local allowed = true
 local curs, sums = {}, {}
-local longest = 0
 for i = 0, n - 1 do
-	local period = tonumber(ARGV[3 + 2 * i])
-	local width = period / BUCKETS
-	local base = SLOTS * i + 2
-	local from = bucket(last, width)
-	local cur = bucket(now, width)
-	if now - last >= period or cur - from >= SLOTS then
-		for j = 0, SLOTS - 1 do
+	local period, width = periods[i], widths[i]
+	local base = FIELDS * i + 2
+	local from = floordiv(last, width)
+	local cur = floordiv(now, width)
+	if now - last >= period then
+		for j = 0, FIELDS - 1 do
 			c[base + j] = 0
 		end
 	else
 		for b = from + 1, cur do
 			c[base + b % SLOTS] = 0
+		end
+		local p = prev(i)
+		if p and now - p >= period then
+			local b = floordiv(p, width)
+			if b < from and b >= cur - BUCKETS then
+				c[base + b % SLOTS] = 0
+			end
+			c[base + SLOTS] = 0
 		end
 	end
 	local sum = 0
@@ -118,59 +163,84 @@ for i = 0, n - 1 do
 		sum = sum + c[base + j]
 	end
 	curs[i], sums[i] = cur, sum
-	if sum + cost > tonumber(ARGV[4 + 2 * i]) then
+	if sum + cost > limits[i] then
 		allowed = false
 	end
-	if period > longest then
-		longest = period
-	end
 end
-if allowed then
-	last, c[1], write = now, now, true
+
+-- leave returns when bucket b of window i leaves it.
+local function leave(i, b)
+	local period, width = periods[i], widths[i]
+	if b == floordiv(last, width) then
+		return last + period
+	end
+	local at = (b + 1 + BUCKETS) * width
+	local p = prev(i)
+	if p and floordiv(p, width) == b and p + period < at then
+		at = p + period
+	end
+	if last + period < at then
+		at = last + period
+	end
+	return at
 end
 
 -- wait returns how long a request of cost k waits for room in window i:
--- its buckets leave oldest first, bucket b at the earlier of
--- (b + 1 + BUCKETS) * width and last + period.
+-- its buckets leave oldest first.
 local function wait(i, k)
-	local period = tonumber(ARGV[3 + 2 * i])
-	local limit = tonumber(ARGV[4 + 2 * i])
-	local width = period / BUCKETS
-	local base = SLOTS * i + 2
-	local s = sums[i]
+	local base = FIELDS * i + 2
+	local s, limit = sums[i], limits[i]
 	if s + k <= limit then
 		return 0
 	end
 	if k > limit then
-		return period
+		return periods[i]
 	end
 	for b = curs[i] - BUCKETS, curs[i] - 1 do
 		s = s - c[base + b % SLOTS]
 		if s + k <= limit then
-			local leave = (b + 1 + BUCKETS) * width
-			if leave > last + period then
-				leave = last + period
-			end
-			return leave - now
+			return leave(i, b) - now
 		end
 	end
-	return last + period - now
+	return last + periods[i] - now
 end
 
 local out = {allowed and 1 or 0}
 local one = 0
-for i = 0, n - 1 do
-	local period = tonumber(ARGV[3 + 2 * i])
-	local limit = tonumber(ARGV[4 + 2 * i])
-	local sum = sums[i]
-	if allowed then
-		local f = SLOTS * i + 2 + curs[i] % SLOTS
+if allowed then
+	for i = 0, n - 1 do
+		local width = widths[i]
+		local base = FIELDS * i + 2
+		local from, cur = floordiv(last, width), curs[i]
+		local m = c[base + from % SLOTS]
+		if cur ~= from and m ~= 0 then
+			-- The bucket of last stops being the newest: Prev keeps its
+			-- latest request unless it keeps one whose units would wait
+			-- longer without it.
+			local take = true
+			local p = prev(i)
+			if p then
+				local b = floordiv(p, width)
+				local pm = c[base + b % SLOTS]
+				if pm ~= 0 and pm * ((b + 1) * width - p) >= m * ((from + 1) * width - last) then
+					take = false
+				end
+			end
+			if take then
+				c[base + SLOTS] = PREV_SET + ceildiv(last, units[i]) % PREV_SET
+			end
+		end
+		local f = base + cur % SLOTS
 		c[f] = c[f] + cost
-		sum = sum + cost
+		sums[i] = sums[i] + cost
 	end
+	last, c[1], write = now, now, true
+end
+for i = 0, n - 1 do
+	local sum = sums[i]
 	local reset = 0
 	if sum > 0 then
-		reset = last + period - now
+		reset = last + periods[i] - now
 	end
 	local retry = 0
 	if not allowed then
@@ -180,11 +250,16 @@ for i = 0, n - 1 do
 			one = w1
 		end
 	end
-	local remaining = limit - sum
+	local remaining = limits[i] - sum
 	if remaining < 0 then
 		remaining = 0
 	end
 	out[3 * i + 2], out[3 * i + 3], out[3 * i + 4] = remaining, reset, retry
+end
+if stood then
+	-- The answer is for a later time than the request's: the over-limit
+	-- cache, which counts down from the request's time, must not keep it.
+	one = 0
 end
 out[3 * n + 2] = one
 if write then

@@ -51,6 +51,14 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 		{"ClockSteppingBack", testClockBack},
 		{"TimesBeforeTheEpoch", testEpoch},
 		{"Concurrency", testConcurrency},
+		{"PacingBelowTheRateIsNeverRefused", testPacing},
+		{"BurstAndObeyGetsWhatAnExactLogGives", testBurstAndObey},
+		{"BurstsAtBucketAndWindowEdges", testEdges},
+		{"NeverMoreThanLimitAtAnyOffset", testStrictOffsets},
+		{"ConservativeAgainstAnExactLog", testConservative},
+		{"MixedCosts", testMixedCosts},
+		{"ClockStepForward", testClockStepForward},
+		{"ClientHangsUp", testClientHangsUp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -200,6 +208,10 @@ func testRetryAfter(t *testing.T, s core.Store) {
 		denied++
 		wait := retryAfter(res)
 		require.Positive(t, wait)
+		for _, l := range res.Limits[:len(c.limits)] {
+			require.LessOrEqual(t, l.RetryAfter, l.Rate.Period, "a wait is at most the period")
+			require.LessOrEqual(t, l.Reset, l.Rate.Period)
+		}
 		if wait > time.Millisecond {
 			c.now = c.now.Add(wait - time.Millisecond)
 			require.False(t, c.take(cost).Allowed, "retry-after %s is the shortest wait: 1ms earlier is too early", wait)
@@ -213,9 +225,17 @@ func testRetryAfter(t *testing.T, s core.Store) {
 }
 
 func testStrict(t *testing.T, s core.Store) {
-	rng := rand.New(rand.NewPCG(3, 4))
+	strictFrom(t, s, Start)
+}
+
+// strictFrom sends bursts and pauses from start and checks, with an exact
+// log of what was admitted, that no interval of a limit's period holds more
+// than its limit.
+func strictFrom(t *testing.T, s core.Store, start time.Time) {
+	rng := rand.New(rand.NewPCG(3, uint64(start.UnixNano())))
 	limits := []core.Rate{{Limit: 10, Period: 4 * time.Second}, {Limit: 25, Period: 20 * time.Second}}
 	c := newCaller(t, s, limits...)
+	c.now = start
 	type admitted struct {
 		at   time.Time
 		cost int64

@@ -66,12 +66,46 @@ func Narrow(limit int64) bool {
 	return limit <= MaxNarrow
 }
 
-// Counts holds one window's counters, indexed by bucket number mod Slots.
-type Counts[T Counter] [Slots]T
+// Shape is what the arithmetic needs of a window's period, in nanoseconds:
+// the period, the bucket width and the unit of the time kept in
+// [Counts.Prev]. Build it with [ShapeOf].
+type Shape struct {
+	Period, Width, Unit int64
+}
+
+// ShapeOf returns the shape of a window of period p. The unit is the
+// smallest power of ten microseconds such that 2^15 units span a period: at
+// most a two-hundredth of a bucket, and a divisor of a second for periods up
+// to nine hours, so that times in whole seconds are kept exactly.
+func ShapeOf(p time.Duration) Shape {
+	unit := int64(time.Microsecond)
+	for unit*(prevMask+1) < int64(p) {
+		unit *= 10
+	}
+	return Shape{Period: int64(p), Width: Width(p), Unit: unit}
+}
+
+// Counts.Prev holds a time in its low 15 bits and whether it is set in its
+// top bit.
+const (
+	prevMask = 1<<15 - 1
+	prevSet  = 1 << 15
+)
 
 // Width returns the bucket width, in nanoseconds, of a window of period p.
 func Width(p time.Duration) int64 {
 	return (int64(p) + Buckets - 1) / Buckets
+}
+
+// Counts holds one window's state: its counters, indexed by bucket number
+// mod Slots, and Prev, when set, the time of the latest request of one
+// bucket older than the newest: that bucket then leaves one period after
+// Prev instead of one period after its end. Prev keeps the time rounded up
+// to a whole unit, mod 2^15 units, and is read back relative to the
+// caller's last request, which is less than a period after it.
+type Counts[T Counter] struct {
+	C    [Slots]T
+	Prev uint16
 }
 
 // slot returns the index of a bucket's counter. Buckets before the Unix
@@ -79,6 +113,22 @@ func Width(p time.Duration) int64 {
 // it): the index is the floored remainder, as Lua's % gives.
 func slot(bucket int64) int {
 	return int((bucket%Slots + Slots) % Slots)
+}
+
+// ceilDiv returns ceil(a / b) for a >= 0 and b > 0.
+func ceilDiv(a, b int64) int64 {
+	return (a + b - 1) / b
+}
+
+// prev returns the time Prev stands for, and whether it is set: the latest
+// time at or before the unit of the caller's last request whose unit number
+// is Prev mod 2^15.
+func (c *Counts[T]) prev(s Shape, last int64) (int64, bool) {
+	if c.Prev&prevSet == 0 {
+		return 0, false
+	}
+	top := ceilDiv(last, s.Unit)
+	return (top - (top-int64(c.Prev&prevMask))&prevMask) * s.Unit, true
 }
 
 // Clock returns the time at which to count a request made at now by a
@@ -103,82 +153,117 @@ func Clock(last, now int64) (at int64, merge bool) {
 
 // Merge moves every count into the bucket of time now. Use it when [Clock]
 // says so, before Advance.
-func (c *Counts[T]) Merge(width, now int64) {
+func (c *Counts[T]) Merge(s Shape, now int64) {
 	var sum T
-	for _, v := range c {
+	for _, v := range c.C {
 		sum += v
 	}
 	*c = Counts[T]{}
-	c[slot(now/width)] = sum
+	c.C[slot(now/s.Width)] = sum
 }
 
-// Advance clears the counters of the buckets that left the window by now:
-// all of them if now is at least one period after last, otherwise the ones
-// between the bucket of last and the bucket of now, whose slots still hold
-// buckets a whole window old. It needs now >= last (see [Clock]).
-func (c *Counts[T]) Advance(width, period, last, now int64) {
-	if now-last >= period {
+// Advance clears the counters of the buckets that left the window by now,
+// for a caller whose last admitted request was at last: all of them if now
+// is at least one period after last; otherwise the ones between the bucket
+// of last and the bucket of now, whose slots still hold buckets a whole
+// window old, and the bucket of Prev once now is a period after Prev. It
+// needs now >= last (see [Clock]).
+func (c *Counts[T]) Advance(s Shape, last, now int64) {
+	if now-last >= s.Period {
 		*c = Counts[T]{}
 		return
 	}
-	from, to := last/width, now/width
-	if to-from >= Slots {
-		*c = Counts[T]{}
-		return
-	}
+	from, to := last/s.Width, now/s.Width
 	for b := from + 1; b <= to; b++ {
-		c[slot(b)] = 0
+		c.C[slot(b)] = 0
+	}
+	if p, ok := c.prev(s, last); ok && now-p >= s.Period {
+		if b := p / s.Width; b < from && b >= to-Buckets {
+			c.C[slot(b)] = 0
+		}
+		c.Prev = 0
 	}
 }
 
 // Sum returns the units counted in the window. Call Advance first.
 func (c *Counts[T]) Sum() int64 {
 	var s int64
-	for _, v := range c {
+	for _, v := range c.C {
 		s += int64(v)
 	}
 	return s
 }
 
-// Add records cost units in the bucket of time now. Call Advance first; the
-// caller's last request becomes now.
-func (c *Counts[T]) Add(width, now, cost int64) {
-	c[slot(now/width)] += T(cost)
+// Add records cost units in the bucket of time now, for a caller whose last
+// admitted request was at last and becomes now. Call Advance first.
+//
+// When now opens a new bucket, the bucket of last stops being the newest
+// and would leave a period after its end, up to a bucket width after its
+// latest request left. Prev can keep the latest request of one such
+// bucket: it keeps the one whose units would wait longest for it, counted
+// as units times the time from the latest request to the bucket's end.
+func (c *Counts[T]) Add(s Shape, last, now, cost int64) {
+	from, cur := last/s.Width, now/s.Width
+	if n := c.C[slot(from)]; cur != from && n != 0 {
+		gain := float64(n) * float64(((from+1)*s.Width-last)/int64(time.Microsecond))
+		p, ok := c.prev(s, last)
+		if b := p / s.Width; ok && c.C[slot(b)] != 0 {
+			if float64(c.C[slot(b)])*float64(((b+1)*s.Width-p)/int64(time.Microsecond)) >= gain {
+				ok = false // keep the older bucket's time
+			} else {
+				ok = true
+			}
+		} else {
+			ok = true
+		}
+		if ok {
+			c.Prev = prevSet | uint16(ceilDiv(last, s.Unit)&prevMask)
+		}
+	}
+	c.C[slot(cur)] += T(cost)
 }
 
 // Leave returns when bucket b of a window leaves it, for a caller whose last
-// admitted request was at last: the earlier of the time the bucket's end is
-// one window width (Buckets buckets) old and last + period.
-func Leave(width, period, last, b int64) int64 {
-	return min((b+1+Buckets)*width, last+period)
+// admitted request was at last: the bucket of last one period after last;
+// the bucket of Prev one period after Prev; any other when its end is one
+// window width (Buckets buckets) old. None leaves later than last + period.
+func (c *Counts[T]) Leave(s Shape, last, b int64) int64 {
+	if b == last/s.Width {
+		return last + s.Period
+	}
+	at := (b + 1 + Buckets) * s.Width
+	if p, ok := c.prev(s, last); ok && p/s.Width == b {
+		at = min(at, p+s.Period)
+	}
+	return min(at, last+s.Period)
 }
 
 // Wait returns how long after now a request of the given cost must wait until
 // the window, receiving nothing meanwhile, has room for it: 0 if it has room
-// now. The buckets leave oldest first, each at its [Leave] time, so the wait
-// is at most last + period - now. A cost above the limit never fits: the
-// wait is then the period. Call Advance first.
-func (c *Counts[T]) Wait(width, period, last, now, limit, cost int64) time.Duration {
+// now. The buckets leave oldest first, each at its [Counts.Leave] time, so
+// the wait is at most last + period - now. A cost above the limit never
+// fits: the wait is then the period. Call Advance first.
+func (c *Counts[T]) Wait(s Shape, last, now, limit, cost int64) time.Duration {
 	sum := c.Sum()
 	if sum+cost <= limit {
 		return 0
 	}
 	if cost > limit {
-		return time.Duration(period)
+		return time.Duration(s.Period)
 	}
-	cur := now / width
+	cur := now / s.Width
 	for b := cur - Buckets; b < cur; b++ {
-		sum -= int64(c[slot(b)])
+		sum -= int64(c.C[slot(b)])
 		if sum+cost <= limit {
-			return time.Duration(Leave(width, period, last, b) - now)
+			return time.Duration(c.Leave(s, last, b) - now)
 		}
 	}
-	return time.Duration(last + period - now)
+	return time.Duration(last + s.Period - now)
 }
 
 // Reset returns how long after now a window that holds sum units, receiving
 // nothing meanwhile, holds nothing: 0 if it is empty, otherwise the time
-// until P has passed since the caller's last admitted request.
+// until one period has passed since the caller's last admitted request.
 func Reset(period, last, now, sum int64) time.Duration {
 	if sum == 0 {
 		return 0
