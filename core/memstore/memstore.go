@@ -7,18 +7,29 @@
 //
 // # Memory
 //
-// A caller costs one entry per scope: a timestamp and five 4-byte counters
-// per limit, found through a map keyed by the IPv4 address (4 bytes), the
-// IPv6 network (16 bytes) or the user id. With a minute and a day limit an
-// IPv4 caller costs about 70 bytes in all (69.8 B in BenchmarkMemoryPerCaller,
-// 1,000,000 callers). An
-// entry is dropped once all its windows are empty; a background sweep, every
+// A caller costs one entry per scope: a timestamp and, per limit, 21
+// counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
+// bytes for a minute and a day limit), found through a map keyed by the
+// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id. With a
+// minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
+// B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
+// once all its windows are empty, one longest period after its last
+// admitted request; a background sweep, every
 // Config.SweepInterval, removes such entries and gives the memory of a map
 // that emptied back to the runtime, so memory returns to where it started
 // once callers go quiet. Config.MaxEntries bounds the number of entries:
 // when a new caller arrives at a full shard, expired entries are dropped
 // first and, if none is, an arbitrary entry is evicted (its caller starts
 // afresh) and counted in [Store.Evictions].
+//
+// # Time
+//
+// A request's time is read on the monotonic clock when it has a monotonic
+// reading, as the times of time.Now do: a step of the wall clock (NTP, an
+// operator) moves no count, and no caller is locked out by a clock that
+// jumped ahead for one request. A time without one (from an injected clock)
+// is read on the wall clock, and a step back is handled as in every store
+// (package core, The guarantee; docs/adr/0001).
 //
 // # Concurrency
 //
@@ -44,7 +55,8 @@ import (
 // Config configures a [Store]. Zero fields take the defaults stated on each.
 type Config struct {
 	// MaxEntries is the most entries (one per caller and scope) the store
-	// keeps. Default: 1,048,576, about 70 MiB of IPv4 callers with two limits.
+	// keeps. Default: 1,048,576, about 120 MiB of IPv4 callers with two
+	// limits.
 	MaxEntries int
 	// SweepInterval is how often the background sweep drops expired
 	// entries. Default: one minute. A negative value disables the

@@ -111,36 +111,37 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 		sh.peak = max(sh.peak, len(sh.index))
 	}
 	e := sh.at(slot)
-	// The entry changes only when the request is admitted or the clock
-	// stepped back far enough to move the counts: a refusal writes
-	// nothing, so the state is a function of the admitted requests alone
-	// (as in Redis).
-	w, last := e.w, e.last
+	last := e.last
 	now, merge := window.Clock(last, now)
 	if merge {
-		for i := range len(w) {
-			w[i].Merge(t.shapes[i], now)
+		for i := range len(e.w) {
+			e.w[i].Merge(t.shapes[i], now)
 		}
-		last = now
+		e.last, last = now, now
 	}
+	// A refusal writes nothing, so that the state is a function of the
+	// admitted requests alone, as in Redis: the check reads the windows
+	// as they will be, and only an admission advances them.
+	var pos [core.MaxLimits]window.Pos
 	allowed := true
-	for i := range len(w) {
-		c := &w[i]
-		c.Advance(t.shapes[i], last, now)
-		sums[i] = c.Sum()
+	for i := range len(e.w) {
+		pos[i] = t.shapes[i].PosOf(last, now)
+		sums[i] = e.w[i].Live(t.shapes[i], pos[i], last, now)
 		if sums[i]+req.Cost > req.Limits[i].Limit {
 			allowed = false
 		}
 	}
+	var w W
 	if allowed {
-		for i := range len(w) {
-			w[i].Add(t.shapes[i], last, now, req.Cost)
+		for i := range len(e.w) {
+			c := &e.w[i]
+			c.Advance(t.shapes[i], pos[i], last, now)
+			c.Add(t.shapes[i], pos[i], last, req.Cost)
 			sums[i] += req.Cost
 		}
-		last = now
-	}
-	if allowed || merge {
-		e.w, e.last = w, last
+		e.last, last = now, now
+	} else {
+		w = e.w
 	}
 	sh.mu.Unlock()
 
@@ -152,7 +153,9 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 		st.Remaining = max(r.Limit-sums[i], 0)
 		st.Reset = window.Reset(t.shapes[i].Period, last, now, sums[i])
 		if !allowed {
-			st.RetryAfter = w[i].Wait(t.shapes[i], last, now, r.Limit, req.Cost)
+			c := &w[i]
+			c.Advance(t.shapes[i], pos[i], last, now)
+			st.RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, r.Limit, req.Cost)
 		}
 	}
 	res.Allowed = allowed

@@ -202,6 +202,11 @@ func TestKeysExpire(t *testing.T) {
 				require.NoError(t, err)
 				assert.LessOrEqual(t, ttl, longest, "key %q", k)
 				assert.Greater(t, ttl, longest-time.Second, "key %q", k)
+				// The last request and, per limit, 21 counters of 2 bytes
+				// and Prev: 96 bytes for two limits.
+				n, err := client.StrLen(ctx, k).Result()
+				require.NoError(t, err)
+				assert.Equal(t, int64(96), n, "key %q: bytes", k)
 			}
 		})
 	}

@@ -16,8 +16,8 @@ import "github.com/redis/go-redis/v9"
 // stepped back far enough to move the counts.
 //
 // ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME),
-// cost, then for each window its period (µs, a multiple of 20) and its
-// limit.
+// cost, then for each window its period (µs, a multiple of 20), its limit
+// and the unit of its Prev (µs, window.Shape.Unit).
 //
 // It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
 // retry after (µs), and last the retry after (µs) of a request of cost 1,
@@ -46,14 +46,17 @@ if now < 0 then
 	now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local cost = tonumber(ARGV[2])
-local n = (#ARGV - 2) / 2
+local n = (#ARGV - 2) / 3
 local fmod = math.fmod
+-- The fields of one window: 21 counters of 2 or 4 bytes, then Prev.
+local NARROW_FIELDS = 'I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2I2'
+local WIDE_FIELDS = 'I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I4I2'
 local format = '<d'
 for i = 0, n - 1 do
-	if tonumber(ARGV[4 + 2 * i]) <= NARROW then
-		format = format .. string.rep('I2', SLOTS) .. 'I2'
+	if tonumber(ARGV[4 + 3 * i]) <= NARROW then
+		format = format .. NARROW_FIELDS
 	else
-		format = format .. string.rep('I4', SLOTS) .. 'I2'
+		format = format .. WIDE_FIELDS
 	end
 end
 
@@ -89,13 +92,8 @@ local last = c[1]
 local periods, widths, units, limits = {}, {}, {}, {}
 local longest = 0
 for i = 0, n - 1 do
-	local period = tonumber(ARGV[3 + 2 * i])
-	periods[i], widths[i], limits[i] = period, period / BUCKETS, tonumber(ARGV[4 + 2 * i])
-	local unit = 1
-	while unit * PREV_SET < period do
-		unit = unit * 10
-	end
-	units[i] = unit
+	local period = tonumber(ARGV[3 + 3 * i])
+	periods[i], widths[i], limits[i], units[i] = period, period / BUCKETS, tonumber(ARGV[4 + 3 * i]), tonumber(ARGV[5 + 3 * i])
 	if period > longest then
 		longest = period
 	end

@@ -162,23 +162,58 @@ func (c *Counts[T]) Merge(s Shape, now int64) {
 	c.C[slot(now/s.Width)] = sum
 }
 
+// Pos is where a request falls in a window: From is the bucket of the
+// caller's last admitted request, Cur the bucket of the request's time.
+type Pos struct {
+	From, Cur int64
+}
+
+// PosOf returns the buckets of last and now in a window of shape s.
+func (s Shape) PosOf(last, now int64) Pos {
+	return Pos{From: last / s.Width, Cur: now / s.Width}
+}
+
+// Live returns the units the window counts at now, for a caller whose last
+// admitted request was at last, without changing it: what Sum returns
+// after Advance. It needs now >= last (see [Clock]).
+func (c *Counts[T]) Live(s Shape, p Pos, last, now int64) int64 {
+	if now-last >= s.Period {
+		return 0
+	}
+	// The buckets from Cur-Buckets to From; the slots after From hold
+	// buckets a whole window old.
+	var sum int64
+	j := slot(p.Cur - Buckets)
+	for range p.From - (p.Cur - Buckets) + 1 {
+		sum += int64(c.C[j])
+		if j++; j == Slots {
+			j = 0
+		}
+	}
+	if pv, ok := c.prev(s, last); ok && now-pv >= s.Period {
+		if b := pv / s.Width; b < p.From && b >= p.Cur-Buckets {
+			sum -= int64(c.C[slot(b)])
+		}
+	}
+	return sum
+}
+
 // Advance clears the counters of the buckets that left the window by now,
 // for a caller whose last admitted request was at last: all of them if now
 // is at least one period after last; otherwise the ones between the bucket
 // of last and the bucket of now, whose slots still hold buckets a whole
 // window old, and the bucket of Prev once now is a period after Prev. It
 // needs now >= last (see [Clock]).
-func (c *Counts[T]) Advance(s Shape, last, now int64) {
+func (c *Counts[T]) Advance(s Shape, p Pos, last, now int64) {
 	if now-last >= s.Period {
 		*c = Counts[T]{}
 		return
 	}
-	from, to := last/s.Width, now/s.Width
-	for b := from + 1; b <= to; b++ {
+	for b := p.From + 1; b <= p.Cur; b++ {
 		c.C[slot(b)] = 0
 	}
-	if p, ok := c.prev(s, last); ok && now-p >= s.Period {
-		if b := p / s.Width; b < from && b >= to-Buckets {
+	if pv, ok := c.prev(s, last); ok && now-pv >= s.Period {
+		if b := pv / s.Width; b < p.From && b >= p.Cur-Buckets {
 			c.C[slot(b)] = 0
 		}
 		c.Prev = 0
@@ -194,16 +229,17 @@ func (c *Counts[T]) Sum() int64 {
 	return s
 }
 
-// Add records cost units in the bucket of time now, for a caller whose last
-// admitted request was at last and becomes now. Call Advance first.
+// Add records cost units in the bucket of the request (p.Cur), for a
+// caller whose last admitted request was at last and becomes the request.
+// Call Advance first.
 //
 // When now opens a new bucket, the bucket of last stops being the newest
 // and would leave a period after its end, up to a bucket width after its
 // latest request left. Prev can keep the latest request of one such
 // bucket: it keeps the one whose units would wait longest for it, counted
 // as units times the time from the latest request to the bucket's end.
-func (c *Counts[T]) Add(s Shape, last, now, cost int64) {
-	from, cur := last/s.Width, now/s.Width
+func (c *Counts[T]) Add(s Shape, p Pos, last, cost int64) {
+	from, cur := p.From, p.Cur
 	if n := c.C[slot(from)]; cur != from && n != 0 {
 		gain := float64(n) * float64(((from+1)*s.Width-last)/int64(time.Microsecond))
 		p, ok := c.prev(s, last)
@@ -243,7 +279,7 @@ func (c *Counts[T]) Leave(s Shape, last, b int64) int64 {
 // now. The buckets leave oldest first, each at its [Counts.Leave] time, so
 // the wait is at most last + period - now. A cost above the limit never
 // fits: the wait is then the period. Call Advance first.
-func (c *Counts[T]) Wait(s Shape, last, now, limit, cost int64) time.Duration {
+func (c *Counts[T]) Wait(s Shape, p Pos, last, now, limit, cost int64) time.Duration {
 	sum := c.Sum()
 	if sum+cost <= limit {
 		return 0
@@ -251,8 +287,7 @@ func (c *Counts[T]) Wait(s Shape, last, now, limit, cost int64) time.Duration {
 	if cost > limit {
 		return time.Duration(s.Period)
 	}
-	cur := now / s.Width
-	for b := cur - Buckets; b < cur; b++ {
+	for b := p.Cur - Buckets; b < p.Cur; b++ {
 		sum -= int64(c.C[slot(b)])
 		if sum+cost <= limit {
 			return time.Duration(c.Leave(s, last, b) - now)
