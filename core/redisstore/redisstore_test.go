@@ -206,7 +206,7 @@ func TestKeysExpire(t *testing.T) {
 				// and Prev: 96 bytes for two limits.
 				n, err := client.StrLen(ctx, k).Result()
 				require.NoError(t, err)
-				assert.Equal(t, int64(96), n, "key %q: bytes", k)
+				assert.Equal(t, int64(104), n, "key %q: bytes", k)
 			}
 		})
 	}
