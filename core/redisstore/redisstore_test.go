@@ -171,16 +171,21 @@ func TestTwoProcesses(t *testing.T) {
 	}
 }
 
+// serverAndCluster are the two deployments a test runs against: the
+// shared server and the shared cluster, each with a client of the test's
+// own.
+var serverAndCluster = []struct {
+	name   string
+	client func(t *testing.T) redis.UniversalClient
+}{
+	{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+	{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+}
+
 func TestKeysExpire(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
-	} {
+	for _, tc := range serverAndCluster {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			client := tc.client(t)

@@ -183,7 +183,17 @@ if allowed then
 			bl = string.rep('\0', SLOTS * cs)
 			h[2 * i + 2], h[2 * i + 3], p = 0, 0, -1
 		else
-			for b = from + 1, cur do
+			-- The slots after the bucket of last, then the bucket of Prev
+			-- if it left (as bucket cur + 1 of the loop).
+			local expired = p >= 0 and now - p >= period
+			local to = cur
+			if expired and pb < from and pb >= cur - BUCKETS then
+				to = cur + 1
+			end
+			for b = from + 1, to do
+				if b > cur then
+					b = pb
+				end
 				local o = (b % SLOTS) * cs
 				local v = get(fmt, bl, o + 1)
 				if v ~= 0 then
@@ -191,15 +201,7 @@ if allowed then
 					h[2 * i + 2] = h[2 * i + 2] - v
 				end
 			end
-			if p >= 0 and now - p >= period then
-				if pb < from and pb >= cur - BUCKETS then
-					local o = (pb % SLOTS) * cs
-					local v = get(fmt, bl, o + 1)
-					if v ~= 0 then
-						bl = sub(bl, 1, o) .. pack(fmt, 0) .. sub(bl, o + cs + 1)
-						h[2 * i + 2] = h[2 * i + 2] - v
-					end
-				end
+			if expired then
 				h[2 * i + 3], p = 0, -1
 			end
 		end
