@@ -368,7 +368,13 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 
 // storeFailed counts and logs, at a limited rate, a store error on a
 // decision in scope at now: the request is allowed without counting.
+//
+// A caller that hung up (its context ended, and the store's error is that
+// context's) is no failure of the store: neither logged nor counted.
 func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return
+	}
 	l.failures.Add(1)
 	if quiet, ok := l.errLog.allow(now); ok {
 		l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request allowed without counting (fail open)",
@@ -551,7 +557,8 @@ func (g *Guard) Exempt(ctx context.Context, caller Caller) *Decision {
 }
 
 // StoreFailures returns how many decisions failed open because the store
-// returned an error, since the Limiter was built.
+// returned an error, since the Limiter was built. An error caused by the end
+// of the request's context (a client that hung up) is not counted.
 func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()
 }

@@ -101,5 +101,5 @@ func ExampleDenyOverloaded() {
 	}
 	// Output:
 	// 200 {"result":{"status":"success"}} [Retry-After: ]
-	// 503 Server is overloaded [Retry-After: 75]
+	// 503 Server is overloaded [Retry-After: 60]
 }

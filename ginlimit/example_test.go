@@ -57,14 +57,14 @@ func Example() {
 	// Output:
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000
+	//   RateLimit: "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
-	// 429 {"detail":"Request was throttled. Expected available in 75 seconds.","retry_after":75}
+	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	// 429 {"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60}
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
-	//   Retry-After: 75
+	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	//   Retry-After: 60
 }
 
 // Count signed-in users by id, with the limits of kind "user", and let
@@ -171,10 +171,10 @@ func ExampleConfig_cost() {
 		fmt.Println(path, w.Code, w.Header().Get("RateLimit"))
 	}
 	// Output:
-	// /api/records 200 "api.anon.min";r=29;t=75, "api.anon.day";r=499;t=108000
-	// /api/export 200 "export.anon.min";r=5;t=75, "export.anon.day";r=95;t=108000
-	// /api/export 200 "export.anon.min";r=0;t=75, "export.anon.day";r=90;t=108000
-	// /api/export 429 "export.anon.min";r=0;t=75, "export.anon.day";r=90;t=108000
+	// /api/records 200 "api.anon.min";r=29;t=60, "api.anon.day";r=499;t=86400
+	// /api/export 200 "export.anon.min";r=5;t=60, "export.anon.day";r=95;t=86400
+	// /api/export 200 "export.anon.min";r=0;t=60, "export.anon.day";r=90;t=86400
+	// /api/export 429 "export.anon.min";r=0;t=60, "export.anon.day";r=90;t=86400
 }
 
 // Let administrators and internal services through uncounted. Who is an
@@ -261,13 +261,13 @@ func Example_fakeClock() {
 	fmt.Println(get().Code)
 	w := get()
 	fmt.Println(w.Code, "Retry-After:", w.Header().Get("Retry-After"))
-	clock.Advance(74 * time.Second)
-	fmt.Println(get().Code, "after 74s")
+	clock.Advance(59 * time.Second)
+	fmt.Println(get().Code, "after 59s")
 	clock.Advance(time.Second)
-	fmt.Println(get().Code, "after 75s")
+	fmt.Println(get().Code, "after 60s")
 	// Output:
 	// 200
-	// 429 Retry-After: 75
-	// 429 after 74s
-	// 200 after 75s
+	// 429 Retry-After: 60
+	// 429 after 59s
+	// 200 after 60s
 }
