@@ -17,6 +17,9 @@ import (
 // The over-limit cache is not used: every refused attempt of a dropped
 // caller must be charged.
 //
+// Like Take, it counts on the Redis server's clock unless
+// Config.RequestClock is set.
+//
 // The key is the one of the caller's windows with "b" and the window in
 // seconds in place of the periods ("ratescope:ws:{a...}:b32"), so it has
 // the same hash tag and a Redis Cluster keeps it on the same master; it
@@ -34,7 +37,11 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 		return core.BalanceResult{}, ErrUnavailable
 	}
 	s.calls.Add(1)
-	c := newBalanceCall(s.prefix, max(req.Now.UnixMicro(), 0), &req)
+	now := int64(-1) // the server's clock, as for windows (Config.RequestClock)
+	if s.clock {
+		now = max(req.Now.UnixMicro(), 0)
+	}
+	c := newBalanceCall(s.prefix, now, &req)
 	var out [5]int64
 	n, err := s.do(ctx, c, out[:])
 	if err == nil && n != len(out) {

@@ -14,7 +14,7 @@ import "github.com/redis/go-redis/v9"
 // to live: the sum is zero 4*window+1 seconds after its last step, and so
 // is the key gone.
 //
-// ARGV: now (µs since the Unix epoch), cost, window (s), warn, warning
+// ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME), cost, window (s), warn, warning
 // cost, least time between charged warnings (µs), drop, drop cost.
 //
 // It returns {dropped, warned, warning charged (1 or 0), balance before,
@@ -29,6 +29,15 @@ var balanceSHA = balanceScript.Hash()
 const balanceLua = `
 local SECOND = 1000000
 local now = tonumber(ARGV[1])
+if now < 0 then
+	-- Before Redis 5, a script must ask for effects replication before
+	-- it reads the clock and writes.
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call('TIME')
+	now = tonumber(t[1]) * SECOND + tonumber(t[2])
+end
 local cost = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local warn = tonumber(ARGV[4])

@@ -188,3 +188,21 @@ func BenchmarkCharge(b *testing.B) {
 		})
 	}
 }
+
+// TestBalanceServerClock checks that by default a balance decays on the
+// Redis server's clock: a charge reads at once as its cost over the window
+// whatever time the request carries, and a request clock an hour ahead
+// neither decays the balance nor locks the caller out.
+func TestBalanceServerClock(t *testing.T) {
+	t.Parallel()
+	s := newServerClockStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	ctx := context.Background()
+	req := core.BalanceRequest{Scope: "server-clock", Caller: core.Caller{User: "alice"}, Policy: core.DefaultBalancePolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
+	res, err := s.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1000), res.Balance, "no decay between the charge and its reading")
+	req.Cost, req.Now = 0, time.Now().Add(time.Hour)
+	res, err = s.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.InDelta(t, 1000, res.Balance, 100, "an hour on the request's clock is nothing on the server's")
+}
