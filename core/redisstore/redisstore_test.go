@@ -59,6 +59,16 @@ func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
+// addHook adds hook to client; on a cluster, to the client of every node,
+// since the store sends each master's batches to that master's client.
+func addHook(client redis.UniversalClient, hook redis.Hook) {
+	if c, ok := client.(*redis.ClusterClient); ok {
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(hook) })
+		return
+	}
+	client.AddHook(hook)
+}
+
 func isScript(cmd redis.Cmder) bool {
 	name := cmd.Name()
 	return name == "evalsha" || name == "eval"
