@@ -18,9 +18,14 @@
 //     with several processes each caller gets its limits once per process.
 //   - ratescope.W603: the store cannot be reached at startup; until it can,
 //     requests are allowed and not counted (fail open).
+//   - ratescope.W610 to W613: the store's own deployment lets callers
+//     escape their counts: a Redis that evicts counts or refuses writes
+//     when full, a client that ignores context deadlines, a cluster that
+//     stops when one master fails (package redisstore, Store.CheckStore).
 //
 // A store takes part in W602 and W603 by having the methods Shared() bool
-// and Ping(context.Context) error.
+// and Ping(context.Context) error, and reports problems of its own by
+// implementing [core.StoreChecker].
 package checks
 
 import (
@@ -129,7 +134,8 @@ func splitJoined(err error) []error {
 
 // Limiter checks a built Limiter: W601 if the number of proxies is not set,
 // W602 if its store is not shared between processes, W603 if its store
-// cannot be reached within two seconds (or before ctx ends).
+// cannot be reached within two seconds (or before ctx ends), and the
+// warnings of a store that checks itself ([core.StoreChecker]).
 func Limiter(ctx context.Context, lim *core.Limiter) []Message {
 	var msgs []Message
 	cfg := lim.Config()
@@ -157,7 +163,7 @@ func Limiter(ctx context.Context, lim *core.Limiter) []Message {
 			})
 		}
 	}
-	return msgs
+	return append(msgs, storeWarnings(ctx, cfg.Store)...)
 }
 
 // Log runs [Limiter] and logs each message on one line to logger: warnings
