@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -230,4 +231,35 @@ func TestOverLimitCacheBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, s.Stats().Cached, 32)
 	assert.Positive(t, s.Stats().Cached)
+}
+
+// TestRedisFull fills a server of the test's own that has a memory limit
+// and the noeviction policy: Redis refuses the writes, so the decisions
+// fail (open: nothing is refused), and the breaker opens. CheckStore warns
+// about this set-up (ratescope.W611).
+func TestRedisFull(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := newStore(t, redisstore.Config{Client: client})
+	req := core.Request{Scope: "full", Caller: anon("192.0.2.13"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, req)
+	require.NoError(t, err)
+
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "1").Err()) // full at once
+	var errs int
+	for i := range 10 {
+		r := req
+		r.Caller = anon(fmt.Sprintf("192.0.2.%d", 100+i))
+		res, err := s.Take(ctx, r)
+		if err != nil {
+			errs++
+		}
+		assert.False(t, err == nil && !res.Allowed, "nothing is refused")
+	}
+	assert.Equal(t, 10, errs, "a full Redis fails every decision")
+	assert.True(t, s.Stats().BreakerOpen, "and opens the breaker")
+	assert.Contains(t, warningIDs(s.CheckStore(ctx)), redisstore.IDRejectsWhenFull)
 }
