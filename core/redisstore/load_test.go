@@ -326,7 +326,11 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	cl := redistest.ClusterFor(t, 3)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
-	s := loadStore(t, redisstore.Config{Client: client})
+	// What is tested is that one master's failure stays its own, not the
+	// Timeout: a Timeout well above the hiccups of a shared 2-core machine
+	// running the race detector keeps those from passing for failures.
+	const timeout = 250 * time.Millisecond
+	s := loadStore(t, redisstore.Config{Client: client, Timeout: timeout})
 	require.NoError(t, s.Ping(context.Background()))
 	const users = 50
 	ids := make([]string, users)
@@ -390,7 +394,7 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	assert.Empty(t, slowAfterOpen, "an open breaker answers at once")
 	assert.Positive(t, o.dead.total(), "some callers live on the dead master")
 	assert.Equal(t, o.dead.total(), o.dead.failed.Load(), "callers on the dead master fail open: nothing refused")
-	assert.Less(t, time.Duration(o.dead.slowest.Load()), 300*time.Millisecond, "and fast")
+	assert.Less(t, time.Duration(o.dead.slowest.Load()), timeout+150*time.Millisecond, "and fast")
 	assert.Equal(t, 1, st.OpenNodes, "only the dead master's breaker is open")
 	return &o
 }
