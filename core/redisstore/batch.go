@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,11 +205,12 @@ func (l *liveness) answered(live []*call) {
 // ctx to end, or until the node has stalled: it has given no answer for
 // timeout since the round trip was sent. Two things do not count as a stall:
 // a node that answered other round trips since (the wait goes on until it
-// too has been silent for timeout), and a process so busy that it noticed
-// its own timer late (a late timer is our load, not Redis's silence: the
-// wait goes on a little, to give the goroutine reading the answer its turn).
-// Whatever happens, it stops waiting after hardTimeout. It reports false
-// when it stopped waiting without an answer.
+// too has been silent for timeout), and a process too busy to have read the
+// answer: it noticed its own timer late, or it has goroutines waiting for a
+// CPU (the goroutine reading the answer may be among them). That is our
+// load, not Redis's silence, and the wait goes on a little, to give the
+// reader its turn. Whatever happens, it stops waiting after hardTimeout. It
+// reports false when it stopped waiting without an answer.
 func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration, node *liveness) (T, bool) {
 	due := sent.Add(timeout)
 	limit := sent.Add(hardTimeout(timeout))
@@ -239,13 +241,22 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 			return zero, false
 		case due.After(now):
 			timer.Reset(due.Sub(now)) // the node answered since: wait on
-		case late > timeout/8:
-			due = now.Add(timeout / 4) // we were late: let others run
+		case late > timeout/8 || busy():
+			due = now.Add(timeout / 4) // we are loaded: let others run
 			timer.Reset(timeout / 4)
 		default:
 			return zero, false
 		}
 	}
+}
+
+// busy reports whether the process has more goroutines ready to run than a
+// few per CPU, as the runtime counts them: a goroutine woken by an answer
+// from Redis then waits its turn behind them.
+func busy() bool {
+	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > uint64(4*runtime.GOMAXPROCS(0))
 }
 
 // redirected reports whether err is a cluster redirection: the key's slot

@@ -17,7 +17,7 @@ import (
 func TestSoakSteadyLoad(t *testing.T) {
 	for _, tc := range loadClients {
 		t.Run(tc.name, func(t *testing.T) {
-			o := steadyLoad(t, tc.client(t), time.Minute)
+			o := steadyLoad(t, tc.client(t), time.Minute, 0)
 			assert.Zero(t, o.failed.Load(), "none fails open")
 		})
 	}
