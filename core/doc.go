@@ -35,8 +35,8 @@
 //
 // # The guarantee
 //
-// Each limit is a sliding window of its period P, cut into four buckets of
-// P/4 aligned on the Unix epoch, plus the current bucket: five counters. A
+// Each limit is a sliding window of its period P, cut into 20 buckets of
+// P/20 aligned on the Unix epoch, plus the current bucket: 21 counters. A
 // request at time t is allowed if the units in every bucket that overlaps
 // (t-P, t], plus its cost, are within the limit. Because those buckets cover
 // the whole interval, the guarantee is exact:
@@ -44,12 +44,18 @@
 //	in any interval of length P, at most Limit units are allowed,
 //
 // at any boundary, unlike fixed windows, GCRA or token buckets, which let
-// through up to twice the limit around a boundary. Memory is five 4-byte
-// counters per limit and one timestamp per caller, whatever the traffic; no
-// request is logged. The price is caution: units stay counted until their
-// whole bucket has left the window, up to P/4 after they left the interval,
-// so a caller that used all of a limit may wait up to a quarter period more
-// than a log of every request would make it (docs/adr/0001).
+// through up to twice the limit around a boundary. Memory is 21 counters of
+// 2 bytes (4 for a limit above 65,535) and a 2-byte time per limit, and one
+// timestamp per caller, whatever the traffic; no request is logged.
+//
+// The caller's timestamp is that of its last admitted request, so every
+// count has left the window one period after it: no wait is ever longer
+// than the period, and a caller that spent its whole limit at once waits
+// exactly P, as with a log of every request. The price of the buckets is
+// caution for counts spread over time: an older bucket stays counted until
+// its end has left the window, so such a caller may wait up to a bucket
+// (P/20) longer than a log would make it. A client that paces itself evenly
+// at up to 20/21 (95%) of a rate is never refused (docs/adr/0001).
 //
 // When a request is refused, [Decision.RetryAfter] is the exact time until
 // it would be allowed if the caller sent nothing meanwhile, and the
@@ -64,7 +70,9 @@
 // (package storetest). If the store fails, the request is allowed and not
 // counted (fail open): a store that is down turns the limits off rather
 // than the API. The failure is logged, at most once per
-// Config.ErrorLogInterval, and counted ([Limiter.StoreFailures]).
+// Config.ErrorLogInterval, and counted ([Limiter.StoreFailures]), unless
+// the request's context ended first: a client that hangs up is not a store
+// failure.
 //
 // # Headers
 //

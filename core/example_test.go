@@ -93,7 +93,7 @@ func ExampleLimiter_Allow() {
 		}
 	}
 	// Output:
-	// 203.0.113.7 allowed: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=97200
-	// 203.0.113.7 allowed: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=97200
-	// 203.0.113.7 refused, Retry-After: 75 Request was throttled. Expected available in 75 seconds.
+	// 203.0.113.7 allowed: "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
+	// 203.0.113.7 allowed: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	// 203.0.113.7 refused, Retry-After: 60 Request was throttled. Expected available in 60 seconds.
 }

@@ -277,8 +277,12 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	now := l.now()
 	res, err := l.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
 	if err != nil {
-		l.failures.Add(1)
-		l.errLog.log(ctx, l.logger, now, s.name, err)
+		// A caller that hung up (its context ended) is no failure of the
+		// store: neither logged nor counted.
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			l.failures.Add(1)
+			l.errLog.log(ctx, l.logger, now, s.name, err)
+		}
 		d.Allowed = true
 		d.StoreErr = err
 		return
@@ -356,7 +360,8 @@ func (g *Guard) Exempt(caller Caller) *Decision {
 }
 
 // StoreFailures returns how many decisions failed open because the store
-// returned an error, since the Limiter was built.
+// returned an error, since the Limiter was built. An error caused by the end
+// of the request's context (a client that hung up) is not counted.
 func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()
 }

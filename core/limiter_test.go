@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -232,11 +233,11 @@ func TestSetHeaders(t *testing.T) {
 	h := http.Header{}
 	d.SetHeaders(h)
 	assert.Equal(t, `"api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400`, h.Get("RateLimit-Policy"))
-	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, h.Get("RateLimit"))
+	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, h.Get("RateLimit"))
 	assert.Empty(t, h.Get("Retry-After"))
 	assert.Equal(t, "2", h.Get("X-RateLimit-Limit"))
 	assert.Equal(t, "1", h.Get("X-RateLimit-Remaining"))
-	assert.Equal(t, "75", h.Get("X-RateLimit-Reset"))
+	assert.Equal(t, "60", h.Get("X-RateLimit-Reset"))
 
 	_, err = lim.Allow(ctx, "api", ip)
 	require.NoError(t, err)
@@ -245,14 +246,14 @@ func TestSetHeaders(t *testing.T) {
 	require.False(t, d.Allowed)
 	h = http.Header{}
 	d.SetHeaders(h)
-	assert.Equal(t, "75", h.Get("Retry-After"))
-	assert.Equal(t, `"api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000`, h.Get("RateLimit"))
-	assert.Equal(t, core.DenyBody{Detail: "Request was throttled. Expected available in 75 seconds.", RetryAfter: 75}, d.DenyBody())
+	assert.Equal(t, "60", h.Get("Retry-After"))
+	assert.Equal(t, `"api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400`, h.Get("RateLimit"))
+	assert.Equal(t, core.DenyBody{Detail: "Request was throttled. Expected available in 60 seconds.", RetryAfter: 60}, d.DenyBody())
 
 	// A header value set by SetHeaders can be changed without touching
 	// another field's value.
 	h.Add("RateLimit", "x")
-	assert.Equal(t, []string{"75"}, h.Values("Retry-After"))
+	assert.Equal(t, []string{"60"}, h.Values("Retry-After"))
 }
 
 func TestLimiterConfigDefaults(t *testing.T) {
@@ -286,7 +287,7 @@ func TestGuard(t *testing.T) {
 	assert.True(t, d.Allowed)
 	assert.True(t, d.Counted)
 	first := h.Get("RateLimit")
-	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, first)
+	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 
 	// Writing the same decision again leaves the first header untouched.
 	h2 := http.Header{}
@@ -295,8 +296,8 @@ func TestGuard(t *testing.T) {
 	h3 := http.Header{}
 	g.Decide(ctx, caller, h3)
 	g.Decide(ctx, caller, h3)
-	assert.Equal(t, `"api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000`, first)
-	assert.Equal(t, "75", h3.Get("Retry-After"))
+	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
+	assert.Equal(t, "60", h3.Get("Retry-After"))
 
 	// An empty scope is the default scope, a zero cost is 1.
 	def, err := lim.Guard("", 0)
@@ -326,4 +327,42 @@ func TestConfigIsACopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.Allowed, "the limiter still enforces 1/min")
 	assert.Equal(t, core.PerMinute(1), lim.Config().Scopes[0].Anon[0])
+}
+
+// hungUpStore fails as a store does when the request's context ends first.
+type hungUpStore struct{}
+
+func (hungUpStore) Take(ctx context.Context, _ core.Request) (core.Result, error) {
+	<-ctx.Done()
+	return core.Result{}, fmt.Errorf("store: %w", ctx.Err())
+}
+
+func TestClientHangsUp(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	lim := newLimiter(t, core.Config{Store: hungUpStore{}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d, err := lim.Allow(ctx, "api", anonCaller("192.0.2.13"))
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.False(t, d.Counted)
+	assert.ErrorIs(t, d.StoreErr, context.Canceled)
+	assert.Zero(t, lim.StoreFailures(), "a client that hangs up is no store failure")
+	assert.Empty(t, log.String())
+
+	// The same error with the request's context still live is one.
+	lim = newLimiter(t, core.Config{Store: canceledStore{}, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	d, err = lim.Allow(context.Background(), "api", anonCaller("192.0.2.13"))
+	require.NoError(t, err)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(1), lim.StoreFailures())
+	assert.Contains(t, log.String(), "store failed")
+}
+
+// canceledStore returns a context error of its own.
+type canceledStore struct{}
+
+func (canceledStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, context.Canceled
 }

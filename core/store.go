@@ -16,9 +16,10 @@ import (
 //
 // Every store counts with the same algorithm, so that a decision does not
 // depend on where the counts live: a sliding window of each rate's period,
-// cut into four buckets and read conservatively (see the package
+// cut into 20 buckets and read conservatively (see the package
 // documentation for the guarantee). Stores are checked against one
-// conformance suite, package storetest.
+// conformance suite, package storetest. A store never answers a
+// RetryAfter or a Reset longer than the period of its limit.
 //
 // An error means the store could not decide (for example, it could not be
 // reached); the [Limiter] then allows the request without counting it (it
@@ -43,9 +44,10 @@ type Request struct {
 	Limits []Rate
 	// Cost is the number of units the request uses, at least 1.
 	Cost int64
-	// Now is the time of the request. Stores use it rather than a clock of
-	// their own, so that all processes share one notion of time and tests
-	// are exact.
+	// Now is the time of the request, read once by the Limiter. The memory
+	// store counts on it (on its monotonic reading when it has one); the
+	// Redis store counts on the server's clock unless configured to use
+	// it. Tests pass a fake clock's time, so that they are exact.
 	Now time.Time
 }
 

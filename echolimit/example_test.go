@@ -58,14 +58,14 @@ func Example() {
 	// Output:
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=1;t=75, "api.anon.day";r=99;t=108000
+	//   RateLimit: "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
-	// 429 {"detail":"Request was throttled. Expected available in 75 seconds.","retry_after":75}
+	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	// 429 {"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60}
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=75, "api.anon.day";r=98;t=108000
-	//   Retry-After: 75
+	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	//   Retry-After: 60
 }
 
 // Count signed-in users by id, with the limits of kind "user", and let

@@ -49,6 +49,6 @@ func ExampleNew() {
 	// Output:
 	// 200 {"results":[{"id":"p1","label":"Coral reefs"}]}
 	// 200 {"results":[{"id":"p1","label":"Coral reefs"}]}
-	// 429 {"results":[]} 75
+	// 429 {"results":[]} 60
 	// searches run: 2
 }

@@ -7,18 +7,29 @@
 //
 // # Memory
 //
-// A caller costs one entry per scope: a timestamp and five 4-byte counters
-// per limit, found through a map keyed by the IPv4 address (4 bytes), the
-// IPv6 network (16 bytes) or the user id. With a minute and a day limit an
-// IPv4 caller costs about 70 bytes in all (69.8 B in BenchmarkMemoryPerCaller,
-// 1,000,000 callers). An
-// entry is dropped once all its windows are empty; a background sweep, every
+// A caller costs one entry per scope: a timestamp and, per limit, 21
+// counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
+// bytes for a minute and a day limit), found through a map keyed by the
+// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id. With a
+// minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
+// B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
+// once all its windows are empty, one longest period after its last
+// admitted request; a background sweep, every
 // Config.SweepInterval, removes such entries and gives the memory of a map
 // that emptied back to the runtime, so memory returns to where it started
 // once callers go quiet. Config.MaxEntries bounds the number of entries:
 // when a new caller arrives at a full shard, expired entries are dropped
 // first and, if none is, an arbitrary entry is evicted (its caller starts
 // afresh) and counted in [Store.Evictions].
+//
+// # Time
+//
+// A request's time is read on the monotonic clock when it has a monotonic
+// reading, as the times of time.Now do: a step of the wall clock (NTP, an
+// operator) moves no count, and no caller is locked out by a clock that
+// jumped ahead for one request. A time without one (from an injected clock)
+// is read on the wall clock, and a step back is handled as in every store
+// (package core, The guarantee; docs/adr/0001).
 //
 // # Concurrency
 //
@@ -44,7 +55,8 @@ import (
 // Config configures a [Store]. Zero fields take the defaults stated on each.
 type Config struct {
 	// MaxEntries is the most entries (one per caller and scope) the store
-	// keeps. Default: 1,048,576, about 70 MiB of IPv4 callers with two limits.
+	// keeps. Default: 1,048,576, about 120 MiB of IPv4 callers with two
+	// limits.
 	MaxEntries int
 	// SweepInterval is how often the background sweep drops expired
 	// entries. Default: one minute. A negative value disables the
@@ -64,7 +76,9 @@ const shardCount = 64
 type Store struct {
 	maxPerShard int
 	now         func() time.Time
-	tables      sync.Map // tableKey -> *keyedTable
+	base        time.Time // taken at New, with a monotonic reading
+	baseNano    int64     // base's wall time, in nanoseconds since the Unix epoch
+	tables      sync.Map  // tableKey -> *keyedTable
 	last        atomic.Pointer[keyedTable]
 	mu          sync.Mutex
 	evictions   atomic.Int64
@@ -78,12 +92,13 @@ type Store struct {
 type tableKey struct {
 	scope   string
 	kind    core.Kind
+	wide    bool // some limit needs 32-bit counters
 	periods [core.MaxLimits]time.Duration
 }
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
-	take(req core.Request) core.Result
+	take(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
 }
@@ -99,9 +114,12 @@ func New(cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	base := time.Now()
 	s := &Store{
 		maxPerShard: max(1, (cfg.MaxEntries+shardCount-1)/shardCount),
 		now:         cfg.Now,
+		base:        base,
+		baseNano:    base.UnixNano(),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
@@ -146,11 +164,15 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	key := tableKey{scope: req.Scope, kind: req.Caller.Kind()}
 	for i, r := range req.Limits {
 		key.periods[i] = r.Period
+		if !window.Narrow(r.Limit) {
+			key.wide = true
+		}
 	}
+	now := s.nanos(req.Now)
 	// Most requests are for the scope of the request before: look there
 	// first, and in the map of tables only when it is another.
 	if last := s.last.Load(); last != nil && last.key == key {
-		return last.table.take(req), nil
+		return last.table.take(req, now), nil
 	}
 	var kt *keyedTable
 	if v, ok := s.tables.Load(key); ok {
@@ -159,7 +181,28 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 		kt = s.newTable(key, len(req.Limits))
 	}
 	s.last.Store(kt)
-	return kt.table.take(req), nil
+	return kt.table.take(req, now), nil
+}
+
+// maxNanos is the latest time the store counts at: far beyond any real
+// clock, and far enough from the int64 limit that adding a period cannot
+// overflow.
+const maxNanos = 1 << 62
+
+// nanos returns the time t in nanoseconds since the Unix epoch, as the store
+// counts: on the monotonic clock when t has a monotonic reading (time.Now
+// gives one), so that a step of the wall clock moves no count, and on the
+// wall clock otherwise (a time from an injected clock). Times before the
+// epoch count as the epoch.
+func (s *Store) nanos(t time.Time) int64 {
+	d := int64(t.Sub(s.base)) // monotonic when both have a reading
+	switch {
+	case d <= -s.baseNano:
+		return 0
+	case d >= maxNanos-s.baseNano:
+		return maxNanos
+	}
+	return s.baseNano + d
 }
 
 // keyedTable is a table with its key.
@@ -174,37 +217,40 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
 		return v.(*keyedTable)
 	}
-	widths := make([]int64, n)
-	for i := range widths {
-		widths[i] = window.Width(key.periods[i])
-	}
+	periods := key.periods[:n]
 	var t table
-	if key.kind == core.User {
-		t = newUserTable(s, widths)
-	} else {
-		t = newAnonTable(s, widths)
+	switch {
+	case key.kind == core.User && key.wide:
+		t = newUserTable[uint32](s, periods)
+	case key.kind == core.User:
+		t = newUserTable[uint16](s, periods)
+	case key.wide:
+		t = newAnonTable[uint32](s, periods)
+	default:
+		t = newAnonTable[uint16](s, periods)
 	}
 	kt := &keyedTable{key, t}
 	s.tables.Store(key, kt)
 	return kt
 }
 
-// tableFor returns a table of entries with one window per width.
-func tableFor[K comparable](s *Store, widths []int64, hash func(K) uint64, id func(core.Caller) K) table {
-	switch len(widths) {
+// tableFor returns a table of entries with one window per period, each of
+// counters of type T.
+func tableFor[T window.Counter, K comparable](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) table {
+	switch len(periods) {
 	case 1:
-		return newTable[K, [1]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [1]window.Counts[T]](s, periods, hash, id)
 	case 2:
-		return newTable[K, [2]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [2]window.Counts[T]](s, periods, hash, id)
 	case 3:
-		return newTable[K, [3]window.Counts](s, widths, hash, id)
+		return newTable[K, T, [3]window.Counts[T]](s, periods, hash, id)
 	}
-	return newTable[K, [4]window.Counts](s, widths, hash, id)
+	return newTable[K, T, [4]window.Counts[T]](s, periods, hash, id)
 }
 
-func newUserTable(s *Store, widths []int64) table {
+func newUserTable[T window.Counter](s *Store, periods []time.Duration) table {
 	seed := maphash.MakeSeed()
-	return tableFor(s, widths,
+	return tableFor[T](s, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
 		func(c core.Caller) string { return c.User })
 }
@@ -216,19 +262,19 @@ type anonTable struct {
 	v4, v6 table
 }
 
-func newAnonTable(s *Store, widths []int64) table {
+func newAnonTable[T window.Counter](s *Store, periods []time.Duration) table {
 	// Callers choose their addresses, so the hash is seeded; shards only
 	// spread lock contention, so a skew would cost speed, never
 	// correctness.
 	seed := rand.Uint64()
 	return anonTable{
-		v4: tableFor(s, widths,
+		v4: tableFor[T](s, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
 			func(c core.Caller) uint32 {
 				a := c.Network.Addr().As4()
 				return binary.BigEndian.Uint32(a[:])
 			}),
-		v6: tableFor(s, widths,
+		v6: tableFor[T](s, periods,
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
@@ -236,11 +282,11 @@ func newAnonTable(s *Store, widths []int64) table {
 	}
 }
 
-func (a anonTable) take(req core.Request) core.Result {
+func (a anonTable) take(req core.Request, now int64) core.Result {
 	if req.Caller.Network.Addr().Is4() {
-		return a.v4.take(req)
+		return a.v4.take(req, now)
 	}
-	return a.v6.take(req)
+	return a.v6.take(req, now)
 }
 
 func (a anonTable) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }
@@ -264,7 +310,7 @@ func mix(x uint64) uint64 {
 func (s *Store) Sweep(now time.Time) int {
 	n := 0
 	s.tables.Range(func(_, v any) bool {
-		n += v.(*keyedTable).table.sweep(now.UnixNano())
+		n += v.(*keyedTable).table.sweep(s.nanos(now))
 		return true
 	})
 	return n

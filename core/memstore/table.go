@@ -8,14 +8,15 @@ import (
 	"github.com/ratescope/ratescope/internal/window"
 )
 
-// counts is the set of window arrays an entry can hold, one per limit.
-type counts interface {
-	[1]window.Counts | [2]window.Counts | [3]window.Counts | [4]window.Counts
+// counts is the set of window arrays an entry can hold, one per limit, with
+// counters of type T.
+type counts[T window.Counter] interface {
+	[1]window.Counts[T] | [2]window.Counts[T] | [3]window.Counts[T] | [4]window.Counts[T]
 }
 
 // entry is the state of one caller in one scope: the time of its last
-// request (nanoseconds since the Unix epoch) and one window per limit.
-type entry[W counts] struct {
+// admitted request (nanoseconds, see Store.nanos) and one window per limit.
+type entry[T window.Counter, W counts[T]] struct {
 	last int64
 	w    W
 }
@@ -37,10 +38,10 @@ func chunkLen(i int) int {
 
 // shard is a part of a table with a lock of its own, padded so that two
 // shards' locks do not share a cache line.
-type shard[K comparable, W counts] struct {
+type shard[K comparable, T window.Counter, W counts[T]] struct {
 	mu        sync.Mutex
 	index     map[K]uint32 // slot of each caller: chunk<<maxChunkBits | offset
-	chunks    [][]entry[W]
+	chunks    [][]entry[T, W]
 	free      []uint32 // slots given back, to reuse first
 	next      int      // entries handed out in the last chunk
 	peak      int      // the largest len(index) since the shard was compacted
@@ -48,21 +49,21 @@ type shard[K comparable, W counts] struct {
 	_         [16]byte
 }
 
-func (sh *shard[K, W]) at(slot uint32) *entry[W] {
+func (sh *shard[K, T, W]) at(slot uint32) *entry[T, W] {
 	return &sh.chunks[slot>>maxChunkBits][slot&(maxChunk-1)]
 }
 
 // alloc returns a slot for a new entry, zeroed.
-func (sh *shard[K, W]) alloc() uint32 {
+func (sh *shard[K, T, W]) alloc() uint32 {
 	if n := len(sh.free); n > 0 {
 		slot := sh.free[n-1]
 		sh.free = sh.free[:n-1]
-		*sh.at(slot) = entry[W]{}
+		*sh.at(slot) = entry[T, W]{}
 		return slot
 	}
 	last := len(sh.chunks) - 1
 	if last < 0 || sh.next == len(sh.chunks[last]) {
-		sh.chunks = append(sh.chunks, make([]entry[W], chunkLen(len(sh.chunks))))
+		sh.chunks = append(sh.chunks, make([]entry[T, W], chunkLen(len(sh.chunks))))
 		last++
 		sh.next = 0
 	}
@@ -71,27 +72,33 @@ func (sh *shard[K, W]) alloc() uint32 {
 }
 
 // genericTable holds the entries of one scope and kind of caller.
-type genericTable[K comparable, W counts] struct {
-	store  *Store
-	widths []int64 // bucket width of each window, in nanoseconds
-	hash   func(K) uint64
-	id     func(core.Caller) K
-	shards [shardCount]shard[K, W]
+type genericTable[K comparable, T window.Counter, W counts[T]] struct {
+	store   *Store
+	shapes  []window.Shape // of each window
+	longest int64          // the longest period, in nanoseconds
+	hash    func(K) uint64
+	id      func(core.Caller) K
+	shards  [shardCount]shard[K, T, W]
 }
 
-func newTable[K comparable, W counts](s *Store, widths []int64, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, W] {
-	t := &genericTable[K, W]{store: s, widths: widths, hash: hash, id: id}
+func newTable[K comparable, T window.Counter, W counts[T]](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
+	t := &genericTable[K, T, W]{store: s, hash: hash, id: id}
+	t.shapes = make([]window.Shape, len(periods))
+	for i, p := range periods {
+		t.shapes[i] = window.ShapeOf(p)
+		t.longest = max(t.longest, int64(p))
+	}
 	for i := range t.shards {
 		t.shards[i].index = make(map[K]uint32)
 	}
 	return t
 }
 
-func (t *genericTable[K, W]) take(req core.Request) core.Result {
+func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 	k := t.id(req.Caller)
 	sh := &t.shards[t.hash(k)%shardCount]
-	now := max(req.Now.UnixNano(), 0)
 	var res core.Result
+	var sums [core.MaxLimits]int64
 
 	sh.mu.Lock()
 	slot, found := sh.index[k]
@@ -104,42 +111,51 @@ func (t *genericTable[K, W]) take(req core.Request) core.Result {
 		sh.peak = max(sh.peak, len(sh.index))
 	}
 	e := sh.at(slot)
-	// A clock that steps back is read as standing still, so that counts
-	// are never dropped early.
-	now = max(now, e.last)
+	last := e.last
+	now, merge := window.Clock(last, now)
+	if merge {
+		for i := range len(e.w) {
+			e.w[i].Merge(t.shapes[i], now)
+		}
+		e.last, last = now, now
+	}
+	// A refusal writes nothing, so that the state is a function of the
+	// admitted requests alone, as in Redis: the check reads the windows
+	// as they will be, and only an admission advances them.
+	var pos [core.MaxLimits]window.Pos
 	allowed := true
 	for i := range len(e.w) {
-		c := &e.w[i]
-		c.Advance(t.widths[i], e.last, now)
-		if c.Sum()+req.Cost > req.Limits[i].Limit {
+		pos[i] = t.shapes[i].PosOf(last, now)
+		sums[i] = e.w[i].Live(t.shapes[i], pos[i], last, now)
+		if sums[i]+req.Cost > req.Limits[i].Limit {
 			allowed = false
 		}
 	}
+	var w W
 	if allowed {
 		for i := range len(e.w) {
-			e.w[i].Add(t.widths[i], now, req.Cost)
+			c := &e.w[i]
+			c.Advance(t.shapes[i], pos[i], last, now)
+			c.Add(t.shapes[i], pos[i], last, req.Cost)
+			sums[i] += req.Cost
 		}
+		e.last, last = now, now
+	} else {
+		w = e.w
 	}
-	e.last = now
-	w := e.w
 	sh.mu.Unlock()
 
-	// The rest reads a copy, outside the lock.
+	// The rest reads copies, outside the lock.
 	for i := range len(w) {
 		r := req.Limits[i]
-		width := t.widths[i]
-		c := &w[i]
 		st := &res.Limits[i]
 		st.Rate = r
-		st.Remaining = max(r.Limit-c.Sum(), 0)
-		st.Reset = c.Reset(width, now)
+		st.Remaining = max(r.Limit-sums[i], 0)
+		st.Reset = window.Reset(t.shapes[i].Period, last, now, sums[i])
 		if !allowed {
-			wait, fits := c.Wait(width, now, r.Limit, req.Cost)
-			if !fits {
-				// The cost is above the limit: it never fits.
-				wait = st.Reset + time.Duration(width)
-			}
-			st.RetryAfter = wait
+			c := &w[i]
+			c.Advance(t.shapes[i], pos[i], last, now)
+			st.RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, r.Limit, req.Cost)
 		}
 	}
 	res.Allowed = allowed
@@ -149,7 +165,7 @@ func (t *genericTable[K, W]) take(req core.Request) core.Result {
 // makeRoom frees an entry in a full shard: expired entries first (at most
 // one such sweep per second, so a flood of new callers stays cheap), then an
 // arbitrary live one.
-func (t *genericTable[K, W]) makeRoom(sh *shard[K, W], now int64) {
+func (t *genericTable[K, T, W]) makeRoom(sh *shard[K, T, W], now int64) {
 	if now-sh.lastSweep >= int64(time.Second) {
 		sh.lastSweep = now
 		if t.sweepShard(sh, now) > 0 {
@@ -164,16 +180,13 @@ func (t *genericTable[K, W]) makeRoom(sh *shard[K, W], now int64) {
 	}
 }
 
-// expiry returns when an entry last updated at last is certainly empty.
-func (t *genericTable[K, W]) expiry(last int64) int64 {
-	var at int64
-	for _, w := range t.widths {
-		at = max(at, window.Expiry(w, last))
-	}
-	return at
+// expiry returns when an entry whose last admitted request was at last is
+// certainly empty.
+func (t *genericTable[K, T, W]) expiry(last int64) int64 {
+	return window.Expiry(t.longest, last)
 }
 
-func (t *genericTable[K, W]) sweep(now int64) int {
+func (t *genericTable[K, T, W]) sweep(now int64) int {
 	n := 0
 	for i := range t.shards {
 		sh := &t.shards[i]
@@ -187,7 +200,7 @@ func (t *genericTable[K, W]) sweep(now int64) int {
 // sweepShard drops expired entries, and compacts a shard that has shrunk to
 // a quarter of its peak so that its memory goes back to the runtime (Go maps
 // keep their memory after deletes).
-func (t *genericTable[K, W]) sweepShard(sh *shard[K, W], now int64) int {
+func (t *genericTable[K, T, W]) sweepShard(sh *shard[K, T, W], now int64) int {
 	n := 0
 	for k, slot := range sh.index {
 		if now >= t.expiry(sh.at(slot).last) {
@@ -210,7 +223,7 @@ func (t *genericTable[K, W]) sweepShard(sh *shard[K, W], now int64) int {
 	return n
 }
 
-func (t *genericTable[K, W]) len() int {
+func (t *genericTable[K, T, W]) len() int {
 	n := 0
 	for i := range t.shards {
 		sh := &t.shards[i]

@@ -32,8 +32,8 @@ type call struct {
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs), cost, then a bucket width (µs)
-	// and a limit per window.
+	// nums are the script's ARGV: now (µs, or -1 for the server's clock),
+	// cost, then a period (µs), a limit and a unit of Prev (µs) per window.
 	nums [numArgs]int64
 
 	ctx context.Context // the caller's: its end means the caller left
@@ -52,8 +52,8 @@ func newCall(key string, now int64, req *core.Request) *call {
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
 	n := 2
 	for _, r := range req.Limits {
-		c.nums[n], c.nums[n+1] = window.Width(r.Period)/int64(time.Microsecond), r.Limit
-		n += 2
+		c.nums[n], c.nums[n+1], c.nums[n+2] = int64(r.Period/time.Microsecond), r.Limit, window.ShapeOf(r.Period).Unit/int64(time.Microsecond)
+		n += 3
 	}
 	for i := range n {
 		c.args[4+i] = &c.nums[i]
@@ -73,7 +73,7 @@ func (c *call) release() {
 }
 
 // numArgs is the most ARGV the script takes.
-const numArgs = 2 + 2*core.MaxLimits
+const numArgs = 2 + 3*core.MaxLimits
 
 // takeSHA is takeScript's SHA-1, read once.
 var takeSHA = takeScript.Hash()

@@ -44,7 +44,7 @@ func BenchmarkTake(b *testing.B) {
 				client := bc.client(b)
 				hook := &counter{}
 				addHook(client, hook)
-				s := newStore(b, redisstore.Config{Client: client, MaxBatch: maxBatch})
+				s := newServerClockStore(b, redisstore.Config{Client: client, MaxBatch: maxBatch})
 				scope := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 				ctx := context.Background()
 				// Load the script on every node and dial the connections

@@ -40,6 +40,12 @@ type breaker struct {
 	suppressed  int  // openings not logged since the last logged one
 }
 
+// closed reports whether the breaker is closed: Redis answered the last
+// calls, or too few failed in a row to open it. It changes nothing.
+func (b *breaker) closed() bool {
+	return b.state.Load() == closed
+}
+
 // allow reports whether a call may go to Redis now.
 func (b *breaker) allow() bool {
 	if b.state.Load() == closed {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/window"
 )
 
 // cacheShards is the number of independently locked parts of the over-limit
@@ -19,9 +20,18 @@ type cacheKey struct {
 	limits [core.MaxLimits]int64
 }
 
-// denial is a remembered answer: requests of cost >= cost are denied until
-// until (µs since the Unix epoch, request clock). res was Redis's answer at
-// at.
+// denial is a remembered answer: Redis refused a request of cost cost at at
+// (µs since the Unix epoch, request clock) with res, and at least one limit
+// had nothing left.
+//
+// While some limit has nothing left, no process can admit anything for the
+// caller, so its counts do not change: only time passes. Until until, when a
+// request of cost 1 would fit again, the answer to a request of the same
+// cost is therefore res with its durations counted down: the same refusal,
+// the same Retry-After and Reset to the microsecond, and a Remaining that can
+// only be lower than the true one (a bucket may have left meanwhile). For
+// another cost the remembered answer says nothing, and after until the
+// counts may have changed.
 type denial struct {
 	at, until, cost int64
 	res             core.Result
@@ -53,22 +63,32 @@ func (d *denials) shard(k *cacheKey) *denialShard {
 	return &d.shards[maphash.String(d.seed, k.key)%cacheShards]
 }
 
-// lookup returns the remembered denial of a request of cost at now, with its
+// stepBack is window.StepBack in microseconds: a request clock that reads
+// less than a remembered denial's time by more is not trusted with it.
+const stepBack = window.StepBack / int64(time.Microsecond)
+
+// lookup returns the answer Redis would give, at now, to a request of cost,
+// if the cache knows it: the remembered denial of the same cost, with its
 // durations counted down to now.
 func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 	sh := d.shard(k)
 	sh.mu.Lock()
 	e, ok := sh.m[*k]
-	if ok && now >= e.until {
+	if ok && (now >= e.until || now < e.at-stepBack) {
+		// The counts may have changed, or the clock stepped back too far
+		// for the denial to say anything.
 		delete(sh.m, *k)
 		ok = false
 	}
 	sh.mu.Unlock()
-	if !ok || cost < e.cost {
+	// Before the denial's time (a clock read out of order), the wait is
+	// longer than the remembered one by an amount the cache cannot know:
+	// ask Redis.
+	if !ok || cost != e.cost || now < e.at {
 		return core.Result{}, false
 	}
 	res := e.res
-	elapsed := time.Duration(max(now-e.at, 0)) * time.Microsecond
+	elapsed := time.Duration(now-e.at) * time.Microsecond
 	for i := range res.Limits {
 		l := &res.Limits[i]
 		l.Reset = max(l.Reset-elapsed, 0)
@@ -77,16 +97,11 @@ func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 	return res, true
 }
 
-// remember records that Redis denied a request of cost at now with res.
-func (d *denials) remember(k *cacheKey, now, cost int64, res *core.Result) {
-	var wait time.Duration
-	for _, l := range res.Limits {
-		wait = max(wait, l.RetryAfter)
-	}
-	if wait <= 0 {
-		return
-	}
-	e := denial{at: now, until: now + int64(wait/time.Microsecond), cost: cost, res: *res}
+// remember records that Redis refused a request of cost at now with res,
+// and that a request of cost 1 would wait one (µs) for room: the caller's
+// counts are frozen until then.
+func (d *denials) remember(k *cacheKey, now, cost, one int64, res *core.Result) {
+	e := denial{at: now, until: now + one, cost: cost, res: *res}
 	sh := d.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

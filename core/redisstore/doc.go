@@ -19,9 +19,10 @@
 // one-to-one and leaves no brace, so no user id can collide with another id,
 // with an address, or end the hash tag early. PERIODS lists the periods of
 // the limits in order: limiters that enforce other periods keep other
-// counts, as in memstore. The value packs the time of the last request and
-// five 4-byte counters per limit: 48 bytes for a minute and a day limit. PREFIX (default "ratescope:") lets several
-// applications share one Redis.
+// counts, as in memstore. The value packs the time of the last admitted
+// request and, per limit, 21 counters of 2 bytes (4 for a limit above
+// 65,535) and one 2-byte time: 96 bytes for a minute and a day limit.
+// PREFIX (default "ratescope:") lets several applications share one Redis.
 //
 // # Atomicity and cluster
 //
@@ -76,22 +77,30 @@
 //
 // # Time
 //
-// The script computes with Request.Now, the limiter's clock, in integer
-// microseconds since the Unix epoch (exact in Lua's doubles), not with Redis
-// TIME. Tests can then drive a store exactly with a fake clock, and the
-// over-limit cache and Retry-After are computed on the same clock as the
-// decision. Processes sharing a Redis must keep their clocks in step (NTP):
-// a process whose clock is s ahead frees, at most, what s of time frees. A
-// request older than the last one counted is taken as happening at the last
-// one's time, so a clock that steps back frees nothing. Durations in a
-// [core.Result] are whole microseconds; docs/adr/0003-redis-time-and-keys.md
-// gives the reasoning.
+// By default the script counts on the Redis server's clock: it reads TIME
+// itself, so all the counts of a caller follow one clock (the master that
+// holds its key, also on a Cluster), whatever the clocks of the processes
+// that share them. A process whose clock is off, or steps an hour ahead for
+// one request, frees nothing early and locks no one out. The server's
+// clock is read in microseconds; a step back of that clock is handled as
+// in every store: up to a second, it is read as standing still; beyond, the
+// caller's counts are taken as made at the new time, so it waits at most a
+// period.
+//
+// [Config.RequestClock] makes the script count on Request.Now, the
+// limiter's clock, instead: tests drive the store exactly with a fake clock
+// (the conformance suite does), at the price of trusting every process's
+// clock (NTP). The over-limit cache always counts down on Request.Now: with
+// the server's clock, its Retry-After is exact to within the difference of
+// two one-way trips to Redis. Durations in a [core.Result] are whole
+// microseconds; docs/adr/0003-redis-time-and-keys.md gives the reasoning.
 //
 // # Expiry
 //
-// Every write sets the key's time to live to the moment its longest window
-// is certainly empty: at most that window's period plus one bucket (a
-// quarter period). A caller that goes quiet leaves nothing behind.
+// Every write sets the key's time to live to the longest period: then
+// every window is certainly empty, since all the requests it counts are at
+// or before the last admitted one. A refused request writes nothing. A
+// caller that goes quiet leaves nothing behind.
 //
 // # Failures: fail open, fast
 //
@@ -134,15 +143,21 @@
 //
 // # Over-limit cache
 //
-// When Redis denies a request of cost c until T (its Retry-After), the store
-// remembers it and denies requests of cost c or more for the same caller,
-// scope and limits until T without calling Redis. This is exact, not an
-// estimate: other processes can only add counts, so the wait can only grow.
-// Requests of a lower cost still ask Redis. A flood from one blocked caller
+// While one of a caller's limits has nothing left, no process can admit
+// anything for it, so its counts cannot change until a request of cost 1
+// would fit again: only time passes. When Redis refuses a request in that
+// state, the store remembers the answer until that moment, and answers a
+// request of the same cost, for the same caller, scope and limits, from
+// memory: the same refusal, its Retry-After and Reset counted down to the
+// microsecond, and the Remaining Redis gave (never above the true one,
+// which can only grow meanwhile). A request of another cost, one whose
+// clock reads before the remembered answer's, and every request once a
+// cost of 1 would fit again, ask Redis. A flood from one blocked caller
 // thus costs Redis almost nothing. The cache holds at most
 // [Config.CacheSize] denials (default 65,536), in shards with their own
 // locks; a full shard drops expired denials first, then any (which only
-// costs a call to Redis). It answers even while the breaker is open.
+// costs a call to Redis). While the breaker is open the cache is not
+// consulted: the store fails open, and refuses no one.
 //
 // # Concurrency
 //

@@ -161,9 +161,9 @@ func TestCallerCancels(t *testing.T) {
 	assert.False(t, s.Stats().BreakerOpen)
 }
 
-// TestOverLimitCache floods Redis with a denied caller: the store answers
-// from its cache until Retry-After, but still asks Redis about cheaper
-// requests.
+// TestOverLimitCache floods Redis with a caller that used all of its
+// minute limit: the store answers from its cache until a request of cost 1
+// would fit again, but asks Redis about requests of other costs.
 func TestOverLimitCache(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -171,15 +171,16 @@ func TestOverLimitCache(t *testing.T) {
 	hook := &counter{}
 	client.AddHook(hook)
 	s := newStore(t, redisstore.Config{Client: client})
-	req := core.Request{Scope: "flood", Caller: core.Caller{User: "mallory"}, Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 3, Now: storetest.Start}
+	req := core.Request{Scope: "flood", Caller: core.Caller{User: "mallory"}, Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 5, Now: storetest.Start}
 	res, err := s.Take(ctx, req)
 	require.NoError(t, err)
 	require.True(t, res.Allowed)
+	req.Cost = 3
 	res, err = s.Take(ctx, req)
 	require.NoError(t, err)
-	require.False(t, res.Allowed, "3 + 3 > 5")
+	require.False(t, res.Allowed, "5 + 3 > 5")
 	wait := res.Limits[0].RetryAfter
-	require.Equal(t, 75*time.Second, wait)
+	require.Equal(t, time.Minute, wait)
 
 	sent := hook.n.Load()
 	var wg sync.WaitGroup
@@ -187,14 +188,15 @@ func TestOverLimitCache(t *testing.T) {
 		wg.Go(func() {
 			for i := range 500 {
 				r := req
-				r.Now = req.Now.Add(time.Duration(i) * 149 * time.Millisecond) // up to 74.4s
-				r.Cost = 3 + int64(i%3)
+				r.Now = req.Now.Add(time.Duration(i) * 119 * time.Millisecond) // up to 59.4s
 				got, err := s.Take(ctx, r)
 				if !assert.NoError(t, err) || !assert.False(t, got.Allowed) {
 					return
 				}
 				assert.Equal(t, wait-r.Now.Sub(req.Now), got.Limits[0].RetryAfter, "Retry-After counts down")
-				assert.Equal(t, int64(2), got.Limits[0].Remaining)
+				assert.Equal(t, wait-r.Now.Sub(req.Now), got.Limits[0].Reset, "Reset counts down")
+				assert.Zero(t, got.Limits[0].Remaining)
+				assert.Equal(t, int64(95), got.Limits[1].Remaining)
 			}
 		})
 	}
@@ -203,19 +205,19 @@ func TestOverLimitCache(t *testing.T) {
 	assert.Equal(t, int64(2000), s.Stats().CacheHits)
 	assert.Equal(t, 1, s.Stats().Cached)
 
-	cheaper := req
-	cheaper.Cost = 2
-	res, err = s.Take(ctx, cheaper)
+	other := req
+	other.Cost = 2
+	res, err = s.Take(ctx, other)
 	require.NoError(t, err)
-	assert.True(t, res.Allowed, "a cheaper request asks Redis, which has room")
-	assert.Equal(t, sent+1, hook.n.Load())
+	assert.False(t, res.Allowed)
+	assert.Equal(t, sent+1, hook.n.Load(), "a request of another cost asks Redis")
 
 	later := req
 	later.Now = req.Now.Add(wait)
 	res, err = s.Take(ctx, later)
 	require.NoError(t, err)
-	assert.Equal(t, sent+2, hook.n.Load(), "after Retry-After Redis is asked again")
-	assert.True(t, res.Allowed, "the first bucket has left the minute window")
+	assert.Equal(t, sent+2, hook.n.Load(), "once a request of cost 1 fits, Redis is asked again")
+	assert.True(t, res.Allowed, "the burst has left the minute window")
 }
 
 // TestOverLimitCacheBounded fills a small cache with many denied callers.
@@ -224,10 +226,13 @@ func TestOverLimitCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: 32})
 	for i := range 200 {
-		req := core.Request{Scope: "bounded", Caller: core.Caller{User: string(rune('a' + i))}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 2, Now: storetest.Start}
+		req := core.Request{Scope: "bounded", Caller: core.Caller{User: string(rune('a' + i))}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
 		res, err := s.Take(ctx, req)
 		require.NoError(t, err)
-		require.False(t, res.Allowed, "a cost above the limit never fits")
+		require.True(t, res.Allowed)
+		res, err = s.Take(ctx, req)
+		require.NoError(t, err)
+		require.False(t, res.Allowed)
 	}
 	assert.LessOrEqual(t, s.Stats().Cached, 32)
 	assert.Positive(t, s.Stats().Cached)

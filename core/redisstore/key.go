@@ -71,8 +71,9 @@ var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.Ma
 
 var errCost = errors.New("redisstore: request cost must be at least 1")
 
-// checkRequest rejects what the script cannot count: it needs bucket widths
-// that are whole microseconds, as every valid core.Rate has.
+// checkRequest rejects what the script cannot count: it needs periods of a
+// whole number of buckets of whole microseconds, as every valid core.Rate
+// has.
 func checkRequest(req *core.Request) error {
 	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
 		return errNoLimits
@@ -81,7 +82,7 @@ func checkRequest(req *core.Request) error {
 		return errCost
 	}
 	for _, r := range req.Limits {
-		if r.Period <= 0 || window.Width(r.Period)%int64(time.Microsecond) != 0 {
+		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
 			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
 		}
 	}

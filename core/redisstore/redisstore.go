@@ -71,8 +71,17 @@ type Config struct {
 	// slog.Default().
 	Logger *slog.Logger
 
+	// RequestClock makes the store count on Request.Now, the limiter's
+	// clock, instead of the Redis server's clock (TIME, read inside the
+	// script). Default: false, the server's clock: one clock for all the
+	// counts of a caller, whatever the clocks of the processes that share
+	// them (see the package documentation, Time). Set it for tests with a
+	// fake clock, such as the conformance suite.
+	RequestClock bool
+
 	// Now is the clock of the breaker's back-off. Default: time.Now.
-	// Decisions and the over-limit cache use Request.Now instead.
+	// Decisions use the server's clock or Request.Now (see RequestClock);
+	// the over-limit cache uses Request.Now.
 	Now func() time.Time
 }
 
@@ -170,6 +179,7 @@ type Store struct {
 	timeout time.Duration
 	batched bool     // MaxBatch > 1
 	cache   *denials // nil when turned off
+	clock   bool     // count on Request.Now (Config.RequestClock)
 	nodes   nodes
 	stats   counters
 }
@@ -191,6 +201,7 @@ func New(cfg Config) (*Store, error) {
 		prefix:  cfg.Prefix,
 		timeout: cfg.Timeout,
 		batched: cfg.MaxBatch > 1,
+		clock:   cfg.RequestClock,
 	}
 	if cfg.CacheSize > 0 {
 		s.cache = newDenials(cfg.CacheSize)
@@ -236,7 +247,7 @@ func contextTimeouts(c redis.UniversalClient) bool {
 // ctx ends first (Redis may then have counted the request all the same), and
 // an error for a request no [core.Limiter] builds (no limits, more than
 // [core.MaxLimits], a cost below 1, a period that is not a positive multiple
-// of 4µs).
+// of 20µs).
 func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
 	if err := checkRequest(&req); err != nil {
 		return core.Result{}, err
@@ -245,8 +256,12 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	var buf [128]byte
 	key := string(appendKey(buf[:0], s.prefix, &req))
 
+	// While the breaker of the caller's node is open the store fails
+	// open, and so does the cache: it answers only while Redis is thought
+	// to answer too.
+	nd := s.nodes.forKey(ctx, key)
 	var ck cacheKey
-	if s.cache != nil {
+	if s.cache != nil && nd.breaker.closed() {
 		ck.key = key
 		for i, r := range req.Limits {
 			ck.limits[i] = r.Limit
@@ -260,17 +275,20 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if err := ctx.Err(); err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
-	nd := s.nodes.forKey(ctx, key)
 	if !nd.breaker.allow() {
 		s.stats.failedFast.Add(1)
 		return core.Result{}, ErrUnavailable
 	}
 	s.stats.calls.Add(1)
-	c := newCall(key, now, &req)
-	var out [1 + 3*core.MaxLimits]int64
+	at := int64(-1) // the script reads the server's clock
+	if s.clock {
+		at = now
+	}
+	c := newCall(key, at, &req)
+	var out [2 + 3*core.MaxLimits]int64
 	n, err := s.do(ctx, nd, c, out[:])
-	if err == nil && n != 1+3*len(req.Limits) {
-		err = fmt.Errorf("script returned %d values, want %d", n, 1+3*len(req.Limits))
+	if want := 2 + 3*len(req.Limits); err == nil && n != want {
+		err = fmt.Errorf("script returned %d values, want %d", n, want)
 	}
 	if err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
@@ -286,8 +304,8 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 			RetryAfter: time.Duration(v[2]) * time.Microsecond,
 		}
 	}
-	if !res.Allowed && s.cache != nil {
-		s.cache.remember(&ck, now, req.Cost, &res)
+	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
+		s.cache.remember(&ck, now, req.Cost, one, &res)
 	}
 	return res, nil
 }

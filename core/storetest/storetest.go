@@ -51,6 +51,14 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 		{"ClockSteppingBack", testClockBack},
 		{"TimesBeforeTheEpoch", testEpoch},
 		{"Concurrency", testConcurrency},
+		{"PacingBelowTheRateIsNeverRefused", testPacing},
+		{"BurstAndObeyGetsWhatAnExactLogGives", testBurstAndObey},
+		{"BurstsAtBucketAndWindowEdges", testEdges},
+		{"NeverMoreThanLimitAtAnyOffset", testStrictOffsets},
+		{"ConservativeAgainstAnExactLog", testConservative},
+		{"MixedCosts", testMixedCosts},
+		{"ClockStepForward", testClockStepForward},
+		{"ClientHangsUp", testClientHangsUp},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -119,10 +127,12 @@ func testOneWindow(t *testing.T, s core.Store) {
 	res := c.take(1)
 	assert.False(t, res.Allowed, "the 6th request in a minute of 5/min")
 	assert.Zero(t, res.Limits[0].Remaining)
-	// All five sit in the bucket [0, 15s), which leaves the window when
-	// the window's start passes 15s: at 75s.
-	assert.Equal(t, 75*time.Second, res.Limits[0].RetryAfter)
-	c.now = Start.Add(75 * time.Second)
+	// All five were made at one instant: they leave the window together,
+	// one period later.
+	assert.Equal(t, time.Minute, res.Limits[0].RetryAfter)
+	c.now = Start.Add(time.Minute - time.Microsecond)
+	assert.False(t, c.take(1).Allowed, "1µs before the period is over")
+	c.now = Start.Add(time.Minute)
 	c.allow(5)
 	assert.False(t, c.take(1).Allowed)
 }
@@ -132,21 +142,22 @@ func testTwoWindows(t *testing.T, s core.Store) {
 	c.allow(3)
 	res := c.take(1)
 	require.False(t, res.Allowed)
-	assert.Equal(t, 75*time.Second, res.Limits[0].RetryAfter, "minute limit")
+	assert.Equal(t, time.Minute, res.Limits[0].RetryAfter, "minute limit")
 	assert.Zero(t, res.Limits[1].RetryAfter, "hour limit has room")
-	assert.Equal(t, 75*time.Second, retryAfter(res))
+	assert.Equal(t, time.Minute, retryAfter(res))
 	assert.Equal(t, int64(2), res.Limits[1].Remaining)
 
-	c.now = c.now.Add(75 * time.Second)
+	c.now = c.now.Add(time.Minute)
 	c.allow(2)
 	res = c.take(1)
 	require.False(t, res.Allowed)
 	assert.Equal(t, int64(1), res.Limits[0].Remaining)
 	assert.Zero(t, res.Limits[0].RetryAfter)
-	// All five lie in the hour's first 15-minute bucket, which leaves the
-	// window at 75 minutes.
-	assert.Equal(t, 75*time.Minute-75*time.Second, res.Limits[1].RetryAfter)
-	c.now = Start.Add(75 * time.Minute)
+	// All five lie in the hour's first 3-minute bucket, the last made at
+	// 1 minute: they leave the window together at 61 minutes.
+	assert.Equal(t, time.Hour, res.Limits[1].RetryAfter)
+	assert.Equal(t, time.Hour, res.Limits[1].Reset)
+	c.now = Start.Add(time.Hour + time.Minute)
 	c.allow(3)
 }
 
@@ -197,6 +208,10 @@ func testRetryAfter(t *testing.T, s core.Store) {
 		denied++
 		wait := retryAfter(res)
 		require.Positive(t, wait)
+		for _, l := range res.Limits[:len(c.limits)] {
+			require.LessOrEqual(t, l.RetryAfter, l.Rate.Period, "a wait is at most the period")
+			require.LessOrEqual(t, l.Reset, l.Rate.Period)
+		}
 		if wait > time.Millisecond {
 			c.now = c.now.Add(wait - time.Millisecond)
 			require.False(t, c.take(cost).Allowed, "retry-after %s is the shortest wait: 1ms earlier is too early", wait)
@@ -210,9 +225,17 @@ func testRetryAfter(t *testing.T, s core.Store) {
 }
 
 func testStrict(t *testing.T, s core.Store) {
-	rng := rand.New(rand.NewPCG(3, 4))
+	strictFrom(t, s, Start)
+}
+
+// strictFrom sends bursts and pauses from start and checks, with an exact
+// log of what was admitted, that no interval of a limit's period holds more
+// than its limit.
+func strictFrom(t *testing.T, s core.Store, start time.Time) {
+	rng := rand.New(rand.NewPCG(3, uint64(start.UnixNano())))
 	limits := []core.Rate{{Limit: 10, Period: 4 * time.Second}, {Limit: 25, Period: 20 * time.Second}}
 	c := newCaller(t, s, limits...)
+	c.now = start
 	type admitted struct {
 		at   time.Time
 		cost int64
@@ -244,15 +267,25 @@ func testStrict(t *testing.T, s core.Store) {
 
 func testRemainingAndReset(t *testing.T, s core.Store) {
 	c := newCaller(t, s, core.PerMinute(10), core.PerDay(100))
-	c.now = Start.Add(20 * time.Second) // in the minute's second bucket [15s, 30s)
+	c.now = Start.Add(20 * time.Second)
 	res := c.take(2)
 	require.True(t, res.Allowed)
 	assert.Equal(t, int64(8), res.Limits[0].Remaining)
 	assert.Equal(t, int64(98), res.Limits[1].Remaining)
-	// The bucket [15s, 30s) leaves the window at 90s.
-	assert.Equal(t, 70*time.Second, res.Limits[0].Reset)
-	// The day's bucket [0, 6h) leaves its window at 30h.
-	assert.Equal(t, 30*time.Hour-20*time.Second, res.Limits[1].Reset)
+	// The window holds nothing once the last request is a period old.
+	assert.Equal(t, time.Minute, res.Limits[0].Reset)
+	assert.Equal(t, 24*time.Hour, res.Limits[1].Reset)
+	c.now = c.now.Add(40 * time.Second)
+	res = c.take(1)
+	require.True(t, res.Allowed)
+	assert.Equal(t, int64(7), res.Limits[0].Remaining)
+	assert.Equal(t, time.Minute, res.Limits[0].Reset, "a new request moves the reset")
+	c.now = c.now.Add(10 * time.Second)
+	res = c.take(8)
+	require.False(t, res.Allowed)
+	assert.Equal(t, int64(7), res.Limits[0].Remaining)
+	assert.Equal(t, 50*time.Second, res.Limits[0].Reset, "a refused request does not")
+	assert.Equal(t, 24*time.Hour-10*time.Second, res.Limits[1].Reset)
 	for i := 2; i < core.MaxLimits; i++ {
 		assert.Zero(t, res.Limits[i], "unused Result.Limits[%d]", i)
 	}
@@ -302,9 +335,9 @@ func testExpiry(t *testing.T, s core.Store) {
 	c.allow(10)
 	res := c.take(1)
 	require.False(t, res.Allowed)
-	// Quiet for longer than the longest window and one bucket: everything
-	// is forgotten.
-	c.now = c.now.Add(time.Hour + 15*time.Minute)
+	// Quiet for the longest window since the last admitted request:
+	// everything is forgotten.
+	c.now = c.now.Add(time.Hour)
 	res = c.take(1)
 	require.True(t, res.Allowed)
 	assert.Equal(t, int64(9), res.Limits[0].Remaining)
@@ -315,8 +348,16 @@ func testClockBack(t *testing.T, s core.Store) {
 	c := newCaller(t, s, core.PerMinute(3))
 	c.now = Start.Add(10 * time.Minute)
 	c.allow(3)
+	c.now = Start.Add(10*time.Minute - 500*time.Millisecond)
+	res := c.take(1)
+	assert.False(t, res.Allowed, "a clock that steps back a little stands still")
+	assert.Equal(t, time.Minute, res.Limits[0].RetryAfter)
 	c.now = Start.Add(8 * time.Minute)
-	assert.False(t, c.take(1).Allowed, "a clock that steps back frees nothing")
+	res = c.take(1)
+	assert.False(t, res.Allowed, "a clock that steps back frees nothing")
+	assert.Equal(t, time.Minute, res.Limits[0].RetryAfter, "the counts are taken as made at the new time: the caller waits a period, not the step")
+	c.now = Start.Add(9 * time.Minute)
+	c.allow(3)
 }
 
 func testEpoch(t *testing.T, s core.Store) {
@@ -329,7 +370,7 @@ func testEpoch(t *testing.T, s core.Store) {
 	c.allow(1)
 	res := c.take(1)
 	require.False(t, res.Allowed)
-	assert.Equal(t, 75*time.Second, res.Limits[0].RetryAfter)
+	assert.Equal(t, time.Minute, res.Limits[0].RetryAfter)
 }
 
 func testConcurrency(t *testing.T, s core.Store) {

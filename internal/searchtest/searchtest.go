@@ -54,7 +54,7 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 		for range 5 {
 			w := p.get("/autocomplete/project?q=abcd")
 			assert.Equal(t, http.StatusTooManyRequests, w.Code)
-			assert.Equal(t, "75", w.Header().Get("Retry-After"))
+			assert.Equal(t, "60", w.Header().Get("Retry-After"))
 			assert.NotEmpty(t, w.Header().Get("RateLimit"))
 			assert.JSONEq(t, `{"results":[]}`, w.Body.String())
 		}

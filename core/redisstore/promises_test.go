@@ -1,0 +1,172 @@
+package redisstore_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
+)
+
+// TestSameAnswersAsMemstore sends one random schedule to memstore and to
+// Redis, with and without the over-limit cache, on a server and a cluster:
+// the Lua script and package window must give the same answers, and the
+// cache only answers what Redis would (the same decision, Retry-After and
+// Reset, a Remaining never above Redis's). The schedule mixes costs, limits
+// with 16- and 32-bit counters, bursts, pauses and steps of the clock back.
+func TestSameAnswersAsMemstore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+		cache  bool
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "server with cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cache: true},
+		{name: "cluster with cache", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, cache: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := redisstore.Config{Client: tc.client(t), CacheSize: -1}
+			if tc.cache {
+				cfg.CacheSize = 0
+			}
+			rs := newStore(t, cfg)
+			ms := memstore.New(memstore.Config{SweepInterval: -1})
+			t.Cleanup(func() { ms.Close() })
+			rng := rand.New(rand.NewPCG(11, 12))
+			limits := []core.Rate{{Limit: 7, Period: 10 * time.Second}, core.PerMinute(20), {Limit: 100_000, Period: time.Hour}}
+			req := core.Request{Scope: "same", Caller: core.Caller{User: "carol"}, Limits: limits, Now: storetest.Start.Add(1234567 * time.Microsecond)}
+			ctx := context.Background()
+			denied, cached := 0, rs.Stats().CacheHits
+			for i := range 2000 {
+				var step time.Duration
+				switch k := rng.IntN(40); {
+				case k < 4:
+				case k == 4:
+					step = -time.Duration(rng.IntN(1_000_000)) * time.Microsecond // stands still
+				case k == 5:
+					step = -time.Duration(1_000_001+rng.IntN(100_000_000)) * time.Microsecond // moves the counts
+				case k < 9:
+					step = time.Duration(rng.IntN(40_000_000)) * time.Microsecond
+				default:
+					step = time.Duration(rng.IntN(700_000)) * time.Microsecond
+				}
+				req.Now = req.Now.Add(step)
+				req.Cost = int64(1 + rng.IntN(4))
+				want, err := ms.Take(ctx, req)
+				require.NoError(t, err)
+				got, err := rs.Take(ctx, req)
+				require.NoError(t, err)
+				require.Equal(t, want.Allowed, got.Allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
+				if !got.Allowed {
+					denied++
+				}
+				for j := range limits {
+					w, g := want.Limits[j], got.Limits[j]
+					require.Equal(t, w.RetryAfter, g.RetryAfter, "request %d, %s: Retry-After", i, limits[j])
+					require.Equal(t, w.Reset, g.Reset, "request %d, %s: Reset", i, limits[j])
+					if tc.cache {
+						require.LessOrEqual(t, g.Remaining, w.Remaining, "request %d, %s: Remaining", i, limits[j])
+					} else {
+						require.Equal(t, w.Remaining, g.Remaining, "request %d, %s: Remaining", i, limits[j])
+					}
+				}
+			}
+			assert.Greater(t, denied, 300)
+			if tc.cache {
+				assert.Positive(t, rs.Stats().CacheHits-cached, "the cache answered some")
+			}
+		})
+	}
+}
+
+// TestServerClock counts on the Redis server's clock, the default: the
+// times in the requests do not matter, so a client whose clock jumps an
+// hour ahead neither frees nor locks anything.
+func TestServerClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newServerClockStore(t, redisstore.Config{Client: tc.client(t)})
+			req := core.Request{Scope: "server-clock", Caller: anon("192.0.2.50"), Limits: []core.Rate{core.PerMinute(3), core.PerDay(100)}, Cost: 1, Now: time.Now()}
+			start := time.Now()
+			for range 3 {
+				res, err := s.Take(ctx, req)
+				require.NoError(t, err)
+				require.True(t, res.Allowed)
+			}
+			elapsed := time.Since(start)
+			res, err := s.Take(ctx, req)
+			require.NoError(t, err)
+			require.False(t, res.Allowed)
+			wait := res.Limits[0].RetryAfter
+			assert.LessOrEqual(t, wait, time.Minute)
+			assert.Greater(t, wait, time.Minute-elapsed-time.Second, "a burst waits a period of the server's clock")
+			assert.Equal(t, int64(97), res.Limits[1].Remaining)
+
+			// A client clock an hour ahead, and one a day behind: the
+			// server's clock decides.
+			for _, skew := range []time.Duration{time.Hour, -24 * time.Hour} {
+				r := req
+				r.Now = time.Now().Add(skew)
+				res, err := s.Take(ctx, r)
+				require.NoError(t, err)
+				assert.False(t, res.Allowed, "a client clock %s off frees nothing", skew)
+				assert.LessOrEqual(t, res.Limits[0].RetryAfter, wait, "and locks nothing longer")
+			}
+		})
+	}
+}
+
+// TestCacheFailsOpenWithTheBreaker remembers a denial, then stops Redis:
+// once the breaker is open the cache refuses no one, as the store does.
+func TestCacheFailsOpenWithTheBreaker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	clock := storetest.NewClock(time.Now())
+	s := newStore(t, redisstore.Config{Client: client, BreakerFailures: 1, Timeout: 200 * time.Millisecond, Now: clock.Now})
+	req := core.Request{Scope: "open", Caller: anon("192.0.2.51"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+	res, err = s.Take(ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.Allowed)
+	require.Equal(t, 1, s.Stats().Cached)
+	res, err = s.Take(ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.Allowed, "answered from the cache")
+	require.Equal(t, int64(1), s.Stats().CacheHits)
+
+	require.NoError(t, srv.Stop())
+	other := req
+	other.Caller = anon("192.0.2.52")
+	_, err = s.Take(ctx, other)
+	require.Error(t, err, "Redis is down")
+	require.True(t, s.Stats().BreakerOpen)
+	for range 5 {
+		_, err := s.Take(ctx, req)
+		assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the cache refuses no one while the breaker is open")
+	}
+	assert.Equal(t, int64(1), s.Stats().CacheHits)
+}
