@@ -158,6 +158,8 @@ func (s *Server) Restart() error {
 		"--logfile", "redis.log",
 		"--daemonize", "no",
 		"--protected-mode", "no",
+		// DEBUG SLEEP makes a slow server for failure tests.
+		"--enable-debug-command", "local",
 	}
 	if s.cluster {
 		args = append(args,
