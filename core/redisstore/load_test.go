@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"net/netip"
 	"slices"
 	"sync"
@@ -135,6 +137,10 @@ var loadClients = []struct {
 func loadStore(t testing.TB, cfg redisstore.Config) *redisstore.Store {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = redisstore.DefaultConfig().Timeout
+	}
+	if testing.Verbose() && cfg.Logger == nil {
+		// The breaker's changes of state, with their times, in -v runs.
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return newStore(t, cfg)
 }
@@ -405,4 +411,39 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	assert.Less(t, time.Duration(o.dead.slowest.Load()), 2*timeout, "and fast")
 	assert.Equal(t, 1, st.OpenNodes, "only the dead master's breaker is open")
 	return &o
+}
+
+// TestBreakerRecoversUnderLoad pauses Redis under 300 decisions at once
+// through a tiny queue, so that the queue is failed while Takes wait for
+// room, and the breaker opens and lets trial calls through meanwhile; then
+// Redis resumes under steady load: the breaker must close and counting
+// resume. (A Take that waited for room once took the trial call's place and
+// left, and the breaker stayed open for good.)
+func TestBreakerRecoversUnderLoad(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := newStore(t, redisstore.Config{Client: client, Timeout: 50 * time.Millisecond, MaxBatch: 2, MaxQueue: 2, BreakerFailures: 1, BreakerBackoff: 10 * time.Millisecond})
+	req := func(c, _ int) core.Request {
+		return core.Request{Scope: "recover", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	}
+	warmUp(t, s)
+	require.NoError(t, srv.Pause())
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = srv.Resume()
+		}
+	})
+	for range 3 {
+		o := all(s, func(i int) core.Request { return req(i, 0) }, 300)
+		require.Equal(t, int64(300), o.failed.Load(), "Redis is paused")
+	}
+	require.NoError(t, srv.Resume())
+	resumed = true
+	o := clients(s, 20, time.Second, time.Millisecond, req)
+	t.Logf("a second after Redis resumed: %s; %+v", o, s.Stats())
+	after := clients(s, 20, 300*time.Millisecond, time.Millisecond, req)
+	assert.Zero(t, after.failed.Load(), "counting resumed: %s", after)
+	assert.False(t, s.Stats().BreakerOpen)
 }

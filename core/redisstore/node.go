@@ -56,12 +56,14 @@ type counters struct {
 // do queues c and waits for its answer, or for ctx to end. It starts a
 // sender if fewer than senders are running, so a call that finds no batch
 // in flight is sent at once. It returns an error only when c was not
-// answered and the caller may not touch it again.
+// answered and the caller may not touch it again; c may then have been the
+// breaker's trial call, which another may now make.
 func (n *node) do(ctx context.Context, c *call) error {
 	select {
 	case n.room <- struct{}{}:
 	default:
 		if err := n.waitForRoom(ctx); err != nil {
+			n.breaker.abandoned()
 			return err
 		}
 	}
@@ -79,6 +81,7 @@ func (n *node) do(ctx context.Context, c *call) error {
 	case <-c.done:
 		return nil
 	case <-ctx.Done():
+		n.breaker.abandoned()
 		return ctx.Err()
 	}
 }
@@ -95,7 +98,7 @@ func (n *node) waitForRoom(ctx context.Context) error {
 	case n.room <- struct{}{}:
 		return nil
 	case <-flushed:
-		if !n.breaker.allow() {
+		if !n.breaker.closed() {
 			return ErrUnavailable
 		}
 		return fmt.Errorf("%w (%s)", errStalled, n.timeout)
@@ -190,6 +193,8 @@ func (n *node) flush(err error) {
 	for _, c := range queued {
 		c.fail(err)
 	}
+	// One of them may have been the breaker's trial call: let another go.
+	n.breaker.abandoned()
 }
 
 // record counts the outcome of a batch of calls: trips round trips (one per
