@@ -58,9 +58,10 @@
 // at up to 20/21 (95%) of a rate is never refused (docs/adr/0001).
 //
 // When a request is refused, [Decision.RetryAfter] is the exact time until
-// it would be allowed if the caller sent nothing meanwhile, and the
-// Retry-After header rounds it up to whole seconds: waiting that long is
-// always enough, never more than a second too much.
+// it would be allowed if the caller sent nothing meanwhile, never more than
+// the period of the limit that refused it, and the Retry-After header
+// rounds it up to whole seconds: waiting that long is always enough, never
+// more than a second too much.
 //
 // # Stores
 //

@@ -47,8 +47,10 @@
 // reading, as the times of time.Now do: a step of the wall clock (NTP, an
 // operator) moves no count, and no caller is locked out by a clock that
 // jumped ahead for one request. A time without one (from an injected clock)
-// is read on the wall clock, and a step back is handled as in every store
-// (package core, The guarantee; docs/adr/0001).
+// is read on the wall clock, and a step back is handled as in every store:
+// up to a second, as the clock standing still; beyond, by taking the
+// caller's counts as made at the new time, so that it waits at most a
+// period (docs/adr/0001).
 //
 // # Concurrency
 //

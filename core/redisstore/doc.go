@@ -20,8 +20,9 @@
 // with an address, or end the hash tag early. PERIODS lists the periods of
 // the limits in order: limiters that enforce other periods keep other
 // counts, as in memstore. The value packs the time of the last admitted
-// request and, per limit, 21 counters of 2 bytes (4 for a limit above
-// 65,535) and one 2-byte time: 96 bytes for a minute and a day limit.
+// request and, per limit, the sum of its counters, a 2-byte time (the
+// Prev of ADR 0001) and 21 counters of 2 bytes (4 for a limit above
+// 65,535): 104 bytes for a minute and a day limit.
 // PREFIX (default "ratescope:") lets several applications share one Redis.
 //
 // # Atomicity and cluster

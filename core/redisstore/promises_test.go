@@ -96,13 +96,7 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 func TestServerClock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, tc := range []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
-	} {
+	for _, tc := range serverAndCluster {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newServerClockStore(t, redisstore.Config{Client: tc.client(t)})

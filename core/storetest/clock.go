@@ -8,9 +8,15 @@
 //	}
 //
 // The suite covers both windows of a scope, costs, all-or-nothing,
-// Retry-After honesty, the strict window guarantee, expiry of counts, keys
-// that must not collide, and concurrency (exactly N of M concurrent requests
-// allowed).
+// Retry-After honesty, the strict window guarantee (also at random offsets
+// from the epoch), expiry of counts, keys that must not collide, and
+// concurrency (exactly N of M concurrent requests allowed); and what a
+// caller is promised: a client pacing at up to 95% of a rate is never
+// refused, one that bursts and obeys Retry-After gets at least 98% of what
+// an exact log gives, no wait is longer than the period, answers stay
+// between an exact log's and the period on a mixed-cost schedule, a clock
+// that jumps ahead and back locks no one out, and a client that hangs up is
+// no store failure.
 package storetest
 
 import (

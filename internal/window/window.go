@@ -180,15 +180,14 @@ func (c *Counts[T]) Live(s Shape, p Pos, last, now int64) int64 {
 	if now-last >= s.Period {
 		return 0
 	}
-	// The buckets from Cur-Buckets to From; the slots after From hold
-	// buckets a whole window old.
+	// Every slot, less the ones after From: they hold buckets a whole
+	// window old.
 	var sum int64
-	j := slot(p.Cur - Buckets)
-	for range p.From - (p.Cur - Buckets) + 1 {
-		sum += int64(c.C[j])
-		if j++; j == Slots {
-			j = 0
-		}
+	for _, v := range c.C {
+		sum += int64(v)
+	}
+	for b := p.From + 1; b <= p.Cur; b++ {
+		sum -= int64(c.C[slot(b)])
 	}
 	if pv, ok := c.prev(s, last); ok && now-pv >= s.Period {
 		if b := pv / s.Width; b < p.From && b >= p.Cur-Buckets {
