@@ -180,12 +180,13 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 }
 
 // hardTimeout is the deadline of a round trip's context, which reaches the
-// socket when the client has ContextTimeoutEnabled: well past timeout, so
-// that a process too busy to read an answer in time does not turn it into a
-// failure, but bounded, so that a command the store gave up on does not hold
-// its connection for long.
+// socket when the client has ContextTimeoutEnabled: past timeout, so that
+// a process too busy to read an answer in time does not turn it into a
+// failure, but bounded, so that a loaded process with Redis down is still
+// not slow, and a command the store gave up on does not hold its
+// connection for long.
 func hardTimeout(timeout time.Duration) time.Duration {
-	return 10 * timeout
+	return 4 * timeout
 }
 
 // liveness is when a node last answered, so that a round trip that goes

@@ -114,9 +114,10 @@
 // own, whatever the client's settings: without ContextTimeoutEnabled a
 // decision still gives up after Timeout (the command's connection stays
 // busy until the client's ReadTimeout). A process so loaded that it notices
-// its own timer late waits on a little before it blames Redis, up to ten
-// times Timeout. A failed call returns an error, and the [core.Limiter]
-// then allows the request without counting it and logs, at a limited rate.
+// its own timer late, or has goroutines waiting for a CPU, waits on a
+// little before it blames Redis, up to four times Timeout. A failed call
+// returns an error, and the [core.Limiter] then allows the request without
+// counting it and logs, at a limited rate.
 // A caller that gave up while its command was in flight may still have been
 // counted by Redis.
 //

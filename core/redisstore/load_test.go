@@ -408,7 +408,8 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	assert.Less(t, p99, 5*time.Millisecond, "an open breaker answers at once")
 	assert.Positive(t, o.dead.total(), "some callers live on the dead master")
 	assert.Equal(t, o.dead.total(), o.dead.failed.Load(), "callers on the dead master fail open: nothing refused")
-	assert.Less(t, time.Duration(o.dead.slowest.Load()), 2*timeout, "and fast")
+	// A loaded process waits up to 4 × Timeout before it blames Redis.
+	assert.Less(t, time.Duration(o.dead.slowest.Load()), 4*timeout+100*time.Millisecond, "and soon")
 	assert.Equal(t, 1, st.OpenNodes, "only the dead master's breaker is open")
 	return &o
 }
@@ -446,4 +447,40 @@ func TestBreakerRecoversUnderLoad(t *testing.T) {
 	after := clients(s, 20, 300*time.Millisecond, time.Millisecond, req)
 	assert.Zero(t, after.failed.Load(), "counting resumed: %s", after)
 	assert.False(t, s.Stats().BreakerOpen)
+}
+
+// TestHiccups pauses Redis for 150ms, three times, under 50 clients at the
+// default Timeout: the decisions of those moments fail open and the breaker
+// opens, but once its back-off has passed the first decision closes it and
+// counting resumes.
+func TestHiccups(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := loadStore(t, redisstore.Config{Client: client})
+	warmUp(t, s)
+	req := func(c, _ int) core.Request {
+		return core.Request{Scope: "hiccup", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	}
+	for i := range 3 {
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			time.Sleep(200 * time.Millisecond) // into the load: a hiccup, not a window
+			if assert.NoError(t, srv.Pause()) {
+				time.Sleep(150 * time.Millisecond)
+				assert.NoError(t, srv.Resume())
+			}
+		})
+		during := clients(s, 50, 600*time.Millisecond, 0, req)
+		wg.Wait()
+		time.Sleep(1100 * time.Millisecond) // the breaker's back-off
+		// The first decision after the back-off is the breaker's trial.
+		require.Eventually(t, func() bool {
+			_, err := s.Take(context.Background(), req(0, 0))
+			return err == nil
+		}, time.Second, time.Millisecond, "the trial call closes the breaker")
+		after := clients(s, 50, 300*time.Millisecond, 0, req)
+		t.Logf("hiccup %d: during %s; a second after: %s; %+v", i+1, during, after, s.Stats())
+		assert.Zero(t, after.failed.Load(), "counting resumed after hiccup %d", i+1)
+	}
 }
