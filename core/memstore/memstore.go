@@ -10,7 +10,9 @@
 // A caller costs one entry per scope: a timestamp and, per limit, 21
 // counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
 // bytes for a minute and a day limit), found through a map keyed by the
-// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id. With a
+// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id (its
+// 71-byte digest for an id above 64 bytes, [core.UserKey], so that no id
+// makes a large entry). With a
 // minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
 // B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
 // once all its windows are empty, one longest period after its last
