@@ -288,9 +288,9 @@ func TestHashTag(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, MaxBatch: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
+	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, MaxBatch: -1, MaxQueue: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
 	require.Error(t, err)
-	for _, want := range []string{"no Client", "Prefix", "Timeout", "MaxBatch", "BreakerFailures", "BreakerBackoff"} {
+	for _, want := range []string{"no Client", "Prefix", "Timeout", "MaxBatch", "MaxQueue", "BreakerFailures", "BreakerBackoff"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.True(t, strings.HasPrefix(err.Error(), "redisstore: "))
@@ -299,6 +299,7 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, "ratescope:", d.Prefix)
 	assert.Equal(t, 50*time.Millisecond, d.Timeout)
 	assert.Equal(t, 64, d.MaxBatch)
+	assert.Equal(t, 4096, d.MaxQueue)
 	assert.Equal(t, 3, d.BreakerFailures)
 	assert.Equal(t, time.Second, d.BreakerBackoff)
 
