@@ -242,9 +242,10 @@ func contextTimeouts(c redis.UniversalClient) bool {
 
 // Take implements [core.Store] with one EVALSHA command, sent in a round trip
 // that may carry the decisions of other concurrent Takes (see the package
-// documentation). It returns [ErrUnavailable] while the breaker is open, a
-// wrapped Redis or context error if Redis does not answer within Timeout or
-// ctx ends first (Redis may then have counted the request all the same), and
+// documentation). It returns [ErrUnavailable] while the breaker of the
+// caller's node is open, a wrapped Redis or context error if the node stops
+// answering (see Config.Timeout) or ctx ends first (Redis may then have
+// counted the request all the same), and
 // an error for a request no [core.Limiter] builds (no limits, more than
 // [core.MaxLimits], a cost below 1, a period that is not a positive multiple
 // of 20µs).
@@ -372,8 +373,9 @@ type Stats struct {
 	// each.
 	Calls int64
 	// RoundTrips is the number of pipelines (or lone commands) that carried
-	// Calls: fewer than Calls when decisions were batched. A pipeline
-	// counts once even when a Redis Cluster splits it among its masters.
+	// Calls: fewer than Calls when decisions were batched. On a cluster a
+	// batch goes to one master; a second pipeline (EVAL after NOSCRIPT, a
+	// redirection) counts as another round trip.
 	RoundTrips int64
 	// Failures is the number of Calls that failed, a caller's own
 	// cancellation aside.
