@@ -117,14 +117,14 @@ func (s *Store) CheckStore(ctx context.Context) []core.StoreWarning {
 		out = append(out, core.StoreWarning{
 			ID:   IDEvictsCounts,
 			Text: fmt.Sprintf("Redis (%s) has a memory limit and maxmemory-policy %s: when it is full it evicts keys, and a caller whose count is evicted gets its whole allowance again.", nodeList(evicts[p]), p),
-			Hint: "Every ratescope key has a time to live, so volatile-* policies evict them too. Give the counts a Redis (or a memory limit) large enough that it never fills (about 200 bytes per caller and scope), or maxmemory 0; watch evicted_keys in INFO stats.",
+			Hint: "Every ratescope key has a time to live, so volatile-* policies evict them too. Give the counts a Redis (or a memory limit) large enough that it never fills (about 280 bytes per caller and scope with a minute and a day limit), or maxmemory 0; watch evicted_keys in INFO stats.",
 		})
 	}
 	if rejects != nil {
 		out = append(out, core.StoreWarning{
 			ID:   IDRejectsWhenFull,
 			Text: fmt.Sprintf("Redis (%s) has a memory limit and maxmemory-policy noeviction: when it is full it refuses writes, and every decision fails open (allowed, not counted).", nodeList(rejects)),
-			Hint: "Give the counts a Redis (or a memory limit) large enough that it never fills (about 200 bytes per caller and scope), and alert on used_memory near maxmemory.",
+			Hint: "Give the counts a Redis (or a memory limit) large enough that it never fills (about 280 bytes per caller and scope with a minute and a day limit), and alert on used_memory near maxmemory.",
 		})
 	}
 	if coverage != nil {
