@@ -84,7 +84,9 @@ func ExampleStore_Stats() {
 				"failed_open", limiter.StoreFailures(), // decisions allowed uncounted
 				"redis_calls", st.Calls, "round_trips", st.RoundTrips, "redis_failures", st.Failures,
 				"breaker_open", st.BreakerOpen, "breaker_opens", st.BreakerOpens, "failed_fast", st.FailedFast,
-				"cache_hits", st.CacheHits, "cached", st.Cached)
+				"cache_hits", st.CacheHits, "cached", st.Cached,
+				"waited", st.Waited, // decisions that found their node's queue full
+				"nodes", st.Nodes, "open_nodes", st.OpenNodes) // per-node breakers of a cluster
 		}
 	}()
 }
@@ -102,4 +104,32 @@ func ExampleStore_CheckStore() {
 	for _, w := range store.CheckStore(context.Background()) {
 		log.Printf("%s: %s %s", w.ID, w.Text, w.Hint) // e.g. ratescope.W604: Redis (localhost:6379) has a memory limit and maxmemory-policy allkeys-lru: ...
 	}
+}
+
+// RequestClock makes the store count on the limiter's clock instead of the
+// Redis server's, so that a test drives it with a fake clock, as it drives
+// memstore. In production leave it off: the server's clock is one clock for
+// all the counts of a caller.
+func ExampleConfig_requestClock() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := redisstore.New(redisstore.Config{
+		Client:       client,
+		Prefix:       "test:", // a prefix per test keeps tests apart
+		RequestClock: true,    // count on core.Config.Now, not on Redis's TIME
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	limiter, err := core.New(core.Config{
+		Store:      store,
+		NumProxies: core.Proxies(0),
+		Now:        func() time.Time { return now },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = limiter
+	now = now.Add(time.Minute) // a minute passes for the limiter and for Redis's counts
 }
