@@ -22,7 +22,7 @@ type Config struct {
 	// ContextTimeoutEnabled: true so that Timeout also bounds reads and
 	// writes on the socket. Without it the store still stops waiting after
 	// Timeout, but a command it gave up on keeps its connection until the
-	// client's ReadTimeout (3s by default); [Store.Check] warns about it.
+	// client's ReadTimeout (3s by default); [Store.CheckStore] warns about it.
 	Client redis.UniversalClient
 
 	// Prefix starts every key, so that several applications can share one
@@ -190,7 +190,7 @@ type Store struct {
 const maxSenders = 2
 
 // New returns a Store for cfg, or the errors of [Config.Validate] (after
-// defaults). It does not contact Redis: see [Store.Ping] and [Store.Check].
+// defaults). It does not contact Redis: see [Store.Ping] and [Store.CheckStore].
 func New(cfg Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
