@@ -8,7 +8,7 @@
 //
 //	func TestSuite(t *testing.T) {
 //		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
-//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs}
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: true}
 //			// ... User, Key, Skip, Exempt, Deny and StoreError as Options says ...
 //			limit, err := ginlimit.New(cfg)
 //			require.NoError(t, err)
