@@ -507,8 +507,10 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 // decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
 // guard's otherwise, clamped.
 func (g *Guard) Cost(route string, k Kind) int64 {
-	if c, ok := g.costs[route]; ok {
-		return c[k]
+	if g.costs != nil {
+		if c, ok := g.costs[route]; ok {
+			return c[k]
+		}
 	}
 	return g.cost[k]
 }
