@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs bench portal fuzz
+.PHONY: test deps fmt-check vet imports docs bench portal fuzz soak
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 MODULES := prometheus
@@ -44,6 +44,13 @@ fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
+
+# The long load and fault runs (build tag soak; about 10 minutes, without
+# the race detector): 10,000,000 new callers through memstore, a minute of
+# steady load on Redis, a cluster master down for 30s. Each prints what it
+# measured; docs/reliability.md lists them.
+soak: deps
+	$(GO) test -tags soak -run Soak -count=1 -v -timeout 60m ./core/...
 
 # Compares ratescope with its peers; see benchmarks/README.md.
 bench: deps

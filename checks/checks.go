@@ -38,6 +38,10 @@
 //     with several processes each caller gets its limits once per process.
 //   - ratescope.W603: the store cannot be reached at startup; until it can,
 //     requests are allowed and not counted (fail open).
+//   - ratescope.W604 to W607: the store's own deployment lets callers
+//     escape their counts: a Redis that evicts counts or refuses writes
+//     when full, a client that ignores context deadlines, a cluster that
+//     stops when one master fails (package redisstore, Store.CheckStore).
 //   - ratescope.W610: shadow mode is on, for the limiter or some scopes:
 //     nobody over a limit is refused.
 //   - ratescope.W611: TrustedProxies is set but NumProxies is 0, so no
@@ -48,7 +52,8 @@
 //     echolimit.CheckClientIP call.
 //
 // A store takes part in W602 and W603 by having the methods Shared() bool
-// and Ping(context.Context) error.
+// and Ping(context.Context) error, and reports problems of its own by
+// implementing [core.StoreChecker].
 package checks
 
 import (
@@ -229,7 +234,8 @@ func splitJoined(err error) []error {
 // the trusted proxies is set, W602 if its store is not shared between
 // processes, W603 if its store cannot be reached within two seconds (or
 // before ctx ends), W610 for shadow mode, W611 for trusted proxies that are
-// unused.
+// unused, and the warnings of a store that checks itself
+// ([core.StoreChecker]): W604 to W607 for the Redis store.
 func Run(ctx context.Context, lim *core.Limiter) []Message {
 	cfg := lim.Config()
 	msgs := configMessages(cfg)
@@ -254,7 +260,7 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 			})
 		}
 	}
-	return msgs
+	return append(msgs, storeWarnings(ctx, cfg.Store)...)
 }
 
 // Limiter is the old name of [Run].

@@ -53,7 +53,7 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	now := max(req.Now.UnixNano(), 0)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
-		o = t.users.charge(s, req.Caller.User, p, req.Cost, now)
+		o = t.users.charge(s, core.UserKey(req.Caller.User), p, req.Cost, now)
 	} else {
 		o = t.anons.charge(s, req.Caller.Key16(), p, req.Cost, now)
 	}
@@ -87,8 +87,8 @@ func (m *balanceMap[K]) charge(s *Store, k K, p balance.Policy, cost, now int64)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	st, found := sh.m[k]
-	if !found && len(sh.m) >= s.maxPerShard {
-		sh.makeRoom(s, p.Window, now)
+	if !found && len(sh.m) >= s.perShard {
+		sh.makeRoom(s, p, now)
 	}
 	o := st.Charge(p, cost, now)
 	sh.m[k] = st
@@ -96,18 +96,29 @@ func (m *balanceMap[K]) charge(s *Store, k K, p balance.Policy, cost, now int64)
 }
 
 // makeRoom frees an entry in a full shard: forgotten balances first (at
-// most one such sweep per second), then an arbitrary one.
-func (sh *balanceShard[K]) makeRoom(s *Store, window, now int64) {
+// most one such sweep per second), then one whose stored balance (at least
+// what it reads now, since it only decays) is below the warning threshold,
+// and an arbitrary one only when every caller of the shard is warned or
+// dropped: a flood of new callers must not set a dropped caller free while
+// one with less at stake is left.
+func (sh *balanceShard[K]) makeRoom(s *Store, p balance.Policy, now int64) {
 	if now-sh.lastSweep >= balance.Second {
 		sh.lastSweep = now
-		if sh.sweep(window, now) > 0 {
+		if sh.sweep(p.Window, now) > 0 {
 			return
 		}
 	}
-	for k := range sh.m {
-		delete(sh.m, k)
+	var victim K
+	found := false
+	for k, st := range sh.m {
+		victim, found = k, true
+		if st.Balance(p.Window) < p.Warn {
+			break
+		}
+	}
+	if found {
+		delete(sh.m, victim)
 		s.evictions.Add(1)
-		return
 	}
 }
 

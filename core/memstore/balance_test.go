@@ -50,3 +50,32 @@ func TestBalancesBounded(t *testing.T) {
 	assert.Equal(t, evicted, s.Evictions())
 	assert.Less(t, s.Len(), full)
 }
+
+// TestBalancesFloodKeepsDropped checks that a flood of new callers through
+// a full store evicts callers with little at stake first: dropped callers
+// stay dropped.
+func TestBalancesFloodKeepsDropped(t *testing.T) {
+	t.Parallel()
+	s := memstore.New(memstore.Config{MaxEntries: 640, SweepInterval: -1})
+	defer s.Close()
+	ctx := context.Background()
+	p := core.DefaultBalancePolicy()
+	heavy := func(c core.Caller) core.BalanceResult {
+		res, err := s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: c, Policy: p, Cost: 32 * p.Drop, Now: storetest.Start})
+		require.NoError(t, err)
+		return res
+	}
+	blocked := make([]core.Caller, 50)
+	for i := range blocked {
+		blocked[i] = nthCaller(1_000_000 + i)
+		heavy(blocked[i])
+		require.True(t, heavy(blocked[i]).Dropped, "dropped before the flood")
+	}
+	for i := range 20_000 {
+		charge(t, s, nthCaller(i), storetest.Start)
+	}
+	assert.LessOrEqual(t, s.Len(), 640)
+	for _, c := range blocked {
+		assert.True(t, heavy(c).Dropped, "%s is still dropped after the flood", c)
+	}
+}

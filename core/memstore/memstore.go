@@ -10,22 +10,45 @@
 // A caller costs one entry per scope: a timestamp and, per limit, 21
 // counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
 // bytes for a minute and a day limit), found through a map keyed by the
-// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id. With a
+// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id (its
+// 71-byte digest for an id above 64 bytes, [core.UserKey], so that no id
+// makes a large entry). With a
 // minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
 // B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
 // once all its windows are empty, one longest period after its last
 // admitted request; a background sweep, every
 // Config.SweepInterval, removes such entries and gives the memory of a map
 // that emptied back to the runtime, so memory returns to where it started
-// once callers go quiet. Config.MaxEntries bounds the number of entries:
-// when a new caller arrives at a full shard, expired entries are dropped
-// first and, if none is, an arbitrary entry is evicted (its caller starts
-// afresh) and counted in [Store.Evictions].
+// once callers go quiet.
+//
+// # A bound for the whole store
+//
+// Config.MaxEntries bounds the entries of the whole store, whatever the
+// number of scopes, kinds of caller and address families. When a new caller
+// arrives at a full store, room is made in this order:
+//
+//  1. expired entries of its shard are dropped (one such sweep of a shard
+//     per second at most, so a flood of new callers stays cheap);
+//  2. an unmarked live entry is evicted, of its shard if it has one, else
+//     of any table of the store: its caller starts afresh, with its whole
+//     allowance, which costs little, since it had room;
+//  3. only when every entry is marked, a marked one is evicted.
+//
+// An entry is marked (blocked) when its last decision was refused, or left
+// a limit with no room, for at most that limit's period. Those are the
+// callers with the most at stake, the ones a flood of new callers would
+// otherwise set free: a refused caller is never served before its
+// Retry-After because of an eviction while any entry with less at stake is
+// left. Evictions are counted in [Store.Evictions]. The bound can be passed
+// by the decisions in progress at one moment, never by more. A mark costs a
+// map slot of its own (the key and 8 bytes) while it lasts.
 //
 // Balances ([core.BalanceStore]) are kept apart, one 24-byte state per
-// caller and balance scope in sharded maps bounded by the same
-// Config.MaxEntries per shard; the sweep drops a balance 4*Window+1 s after
-// its last step, when it reads zero.
+// caller and balance scope in sharded maps, each balance scope and kind of
+// caller bounded by Config.MaxEntries on its own (balance scopes are few); the sweep drops a balance 4*Window+1 s after its
+// last step, when it reads zero, and a full shard evicts a balance below
+// the warning threshold before any other, so that a flood of new callers
+// does not set a dropped caller free.
 //
 // # Time
 //
@@ -61,9 +84,9 @@ import (
 
 // Config configures a [Store]. Zero fields take the defaults stated on each.
 type Config struct {
-	// MaxEntries is the most entries (one per caller and scope) the store
-	// keeps. Default: 1,048,576, about 120 MiB of IPv4 callers with two
-	// limits.
+	// MaxEntries is the most entries (one per caller and scope) the whole
+	// store keeps, over all its scopes (see A bound for the whole store).
+	// Default: 1,048,576, about 120 MiB of IPv4 callers with two limits.
 	MaxEntries int
 	// SweepInterval is how often the background sweep drops expired
 	// entries. Default: one minute. A negative value disables the
@@ -81,18 +104,22 @@ const shardCount = 64
 // Store is an in-memory [core.Store]. Build it with [New] and stop its
 // background sweep with [Store.Close].
 type Store struct {
-	maxPerShard int
-	now         func() time.Time
-	base        time.Time // taken at New, with a monotonic reading
-	baseNano    int64     // base's wall time, in nanoseconds since the Unix epoch
-	tables      sync.Map  // tableKey -> *keyedTable
-	balances    sync.Map  // balanceKey -> *balanceTable (balance.go)
-	last        atomic.Pointer[keyedTable]
-	mu          sync.Mutex
-	evictions   atomic.Int64
-	stop        chan struct{}
-	done        chan struct{}
-	closeOnce   sync.Once
+	maxEntries int64
+	entries    atomic.Int64 // entries held, in all tables
+	cursor     atomic.Uint32
+	list       atomic.Pointer[[]table] // every table, for evict
+	now        func() time.Time
+	base       time.Time // taken at New, with a monotonic reading
+	baseNano   int64     // base's wall time, in nanoseconds since the Unix epoch
+	tables     sync.Map  // tableKey -> *keyedTable
+	balances   sync.Map  // balanceKey -> *balanceTable (balance.go)
+	perShard   int       // the entries of one shard of a balance table, at most
+	last       atomic.Pointer[keyedTable]
+	mu         sync.Mutex
+	evictions  atomic.Int64
+	stop       chan struct{}
+	done       chan struct{}
+	closeOnce  sync.Once
 }
 
 // tableKey names the table of one scope and kind of caller. Periods tells
@@ -109,6 +136,48 @@ type table interface {
 	take(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
+	// evict drops one entry, unmarked (or whose mark has passed) unless
+	// marked, and reports whether it found one.
+	evict(now int64, marked bool) bool
+}
+
+// reserve takes the count of one new entry if the store has room for it.
+func (s *Store) reserve() bool {
+	for {
+		n := s.entries.Load()
+		if n >= s.maxEntries {
+			return false
+		}
+		if s.entries.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// evicted counts an entry evicted to make room.
+func (s *Store) evicted() {
+	s.entries.Add(-1)
+	s.evictions.Add(1)
+}
+
+// evict drops one entry of any table, an unmarked one if there is any, and
+// reports whether it dropped one. It visits the tables from a cursor that
+// moves on at each call, so that no table pays for all the others.
+func (s *Store) evict(now int64) bool {
+	list := s.list.Load()
+	if list == nil {
+		return false
+	}
+	tables := *list
+	start := int(s.cursor.Add(1))
+	for _, marked := range []bool{false, true} {
+		for i := range tables {
+			if tables[(start+i)%len(tables)].evict(now, marked) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // New returns a Store for cfg and starts its background sweep.
@@ -124,12 +193,13 @@ func New(cfg Config) *Store {
 	}
 	base := time.Now()
 	s := &Store{
-		maxPerShard: max(1, (cfg.MaxEntries+shardCount-1)/shardCount),
-		now:         cfg.Now,
-		base:        base,
-		baseNano:    base.UnixNano(),
-		stop:        make(chan struct{}),
-		done:        make(chan struct{}),
+		maxEntries: int64(cfg.MaxEntries),
+		perShard:   max(1, (cfg.MaxEntries+shardCount-1)/shardCount),
+		now:        cfg.Now,
+		base:       base,
+		baseNano:   base.UnixNano(),
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
 	}
 	if cfg.SweepInterval > 0 {
 		go s.sweepEvery(cfg.SweepInterval)
@@ -238,6 +308,12 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 		t = newAnonTable[uint16](s, periods)
 	}
 	kt := &keyedTable{key, t}
+	var list []table
+	if old := s.list.Load(); old != nil {
+		list = append(list, *old...)
+	}
+	list = append(list, t)
+	s.list.Store(&list)
 	s.tables.Store(key, kt)
 	return kt
 }
@@ -260,7 +336,7 @@ func newUserTable[T window.Counter](s *Store, periods []time.Duration) table {
 	seed := maphash.MakeSeed()
 	return tableFor[T](s, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
-		func(c core.Caller) string { return c.User })
+		func(c core.Caller) string { return core.UserKey(c.User) })
 }
 
 // anonTable keeps IPv4 callers under 4-byte keys and the others (IPv6
@@ -298,6 +374,10 @@ func (a anonTable) take(req core.Request, now int64) core.Result {
 }
 
 func (a anonTable) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }
+
+func (a anonTable) evict(now int64, marked bool) bool {
+	return a.v4.evict(now, marked) || a.v6.evict(now, marked)
+}
 
 func (a anonTable) len() int { return a.v4.len() + a.v6.len() }
 
@@ -338,8 +418,8 @@ func (s *Store) Len() int {
 // checks warn about it (ratescope.W602).
 func (s *Store) Shared() bool { return false }
 
-// Evictions returns how many entries were evicted, since the store was
-// built, because a shard was full of live entries.
+// Evictions returns how many live entries were evicted, since the store
+// was built, because the store was full.
 func (s *Store) Evictions() int64 {
 	return s.evictions.Load()
 }

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
@@ -46,7 +47,59 @@ type shard[K comparable, T window.Counter, W counts[T]] struct {
 	next      int      // entries handed out in the last chunk
 	peak      int      // the largest len(index) since the shard was compacted
 	lastSweep int64    // when a full shard last swept itself
-	_         [16]byte
+	// blocked marks the callers whose last decision was refused or left a
+	// limit with no room, until when that may last (at most the period of
+	// the limit): they have the most at stake, and are evicted last. nil
+	// until a caller is marked.
+	blocked map[K]int64
+	_       [8]byte
+}
+
+// mark records the decision just made for k at now: whether it was allowed,
+// and until when some limit has no room (0 if every limit has room).
+func (sh *shard[K, T, W]) mark(k K, until int64) {
+	if until == 0 {
+		if len(sh.blocked) > 0 {
+			delete(sh.blocked, k)
+		}
+		return
+	}
+	if sh.blocked == nil {
+		sh.blocked = make(map[K]int64)
+	}
+	sh.blocked[k] = until
+}
+
+// isBlocked reports whether k is marked blocked at now.
+func (sh *shard[K, T, W]) isBlocked(k K, now int64) bool {
+	until, ok := sh.blocked[k]
+	return ok && now < until
+}
+
+// drop deletes the entry of k, at slot, and its mark.
+func (sh *shard[K, T, W]) drop(k K, slot uint32) {
+	delete(sh.index, k)
+	if len(sh.blocked) > 0 {
+		delete(sh.blocked, k)
+	}
+	sh.free = append(sh.free, slot)
+}
+
+// evictOne drops one live entry of the shard: an unmarked one (or one whose
+// mark has passed), or, if marked, any. It reports whether it dropped one.
+func (sh *shard[K, T, W]) evictOne(now int64, marked bool) bool {
+	if !marked && len(sh.blocked) >= len(sh.index) {
+		// Perhaps only marked entries: do not scan for what may not be
+		// there (marks that have passed are found by the sweep).
+		return false
+	}
+	for k, slot := range sh.index {
+		if marked || !sh.isBlocked(k, now) {
+			sh.drop(k, slot)
+			return true
+		}
+	}
+	return false
 }
 
 func (sh *shard[K, T, W]) at(slot uint32) *entry[T, W] {
@@ -78,6 +131,7 @@ type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	longest int64          // the longest period, in nanoseconds
 	hash    func(K) uint64
 	id      func(core.Caller) K
+	cursor  atomic.Uint32 // the shard the next eviction from elsewhere tries first
 	shards  [shardCount]shard[K, T, W]
 }
 
@@ -103,12 +157,14 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 	sh.mu.Lock()
 	slot, found := sh.index[k]
 	if !found {
-		if len(sh.index) >= t.store.maxPerShard {
-			t.makeRoom(sh, now)
+		found = t.makeRoom(sh, k, now)
+		if found {
+			slot = sh.index[k] // added by another decision meanwhile
+		} else {
+			slot = sh.alloc()
+			sh.index[k] = slot
+			sh.peak = max(sh.peak, len(sh.index))
 		}
-		slot = sh.alloc()
-		sh.index[k] = slot
-		sh.peak = max(sh.peak, len(sh.index))
 	}
 	e := sh.at(slot)
 	last := e.last
@@ -143,6 +199,15 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 	} else {
 		w = e.w
 	}
+	// A limit with no room (refused, or nothing left after this request)
+	// stays so for at most its period: until then the entry is marked.
+	var until int64
+	for i := range len(e.w) {
+		if limit := req.Limits[i].Limit; sums[i] >= limit || !allowed && sums[i]+req.Cost > limit {
+			until = max(until, now+t.shapes[i].Period)
+		}
+	}
+	sh.mark(k, until)
 	sh.mu.Unlock()
 
 	// The rest reads copies, outside the lock.
@@ -162,22 +227,57 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 	return res
 }
 
-// makeRoom frees an entry in a full shard: expired entries first (at most
-// one such sweep per second, so a flood of new callers stays cheap), then an
-// arbitrary live one.
-func (t *genericTable[K, T, W]) makeRoom(sh *shard[K, T, W], now int64) {
-	if now-sh.lastSweep >= int64(time.Second) {
-		sh.lastSweep = now
-		if t.sweepShard(sh, now) > 0 {
-			return
+// makeRoom makes room for the new entry of k, in sh (locked), when the
+// store holds MaxEntries entries: it drops expired entries of sh (at most one
+// such sweep of a shard per second, so a flood of new callers stays cheap),
+// else evicts an unmarked entry of sh, else one of the store's (unlocking sh
+// meanwhile; see Store.evict). It takes the store's count for the new entry,
+// and reports true, taking nothing, if another decision added k while sh was
+// unlocked.
+func (t *genericTable[K, T, W]) makeRoom(sh *shard[K, T, W], k K, now int64) bool {
+	s := t.store
+	for tries := 0; !s.reserve(); tries++ {
+		if now-sh.lastSweep >= int64(time.Second) {
+			sh.lastSweep = now
+			if t.sweepShard(sh, now) > 0 {
+				continue
+			}
+		}
+		if sh.evictOne(now, false) {
+			s.evicted()
+			continue
+		}
+		sh.mu.Unlock()
+		ok := s.evict(now)
+		sh.mu.Lock()
+		if _, found := sh.index[k]; found {
+			return true
+		}
+		if !ok || tries > 16 {
+			// Nothing to evict: the count is held by entries being added
+			// right now. Go over the bound by this one.
+			s.entries.Add(1)
+			return false
 		}
 	}
-	for k, slot := range sh.index {
-		delete(sh.index, k)
-		sh.free = append(sh.free, slot)
-		t.store.evictions.Add(1)
-		return
+	return false
+}
+
+// evict drops one entry of the table, trying its shards from the cursor on:
+// an unmarked one, or if marked, any. It reports whether it dropped one.
+func (t *genericTable[K, T, W]) evict(now int64, marked bool) bool {
+	start := t.cursor.Add(1)
+	for i := range uint32(shardCount) {
+		sh := &t.shards[(start+i)%shardCount]
+		sh.mu.Lock()
+		ok := len(sh.index) > 0 && sh.evictOne(now, marked)
+		sh.mu.Unlock()
+		if ok {
+			t.store.evicted()
+			return true
+		}
 	}
+	return false
 }
 
 // expiry returns when an entry whose last admitted request was at last is
@@ -204,9 +304,14 @@ func (t *genericTable[K, T, W]) sweepShard(sh *shard[K, T, W], now int64) int {
 	n := 0
 	for k, slot := range sh.index {
 		if now >= t.expiry(sh.at(slot).last) {
-			delete(sh.index, k)
-			sh.free = append(sh.free, slot)
+			sh.drop(k, slot)
 			n++
+		}
+	}
+	t.store.entries.Add(int64(-n))
+	for k, until := range sh.blocked {
+		if now >= until {
+			delete(sh.blocked, k)
 		}
 	}
 	if sh.peak >= 64 && len(sh.index) <= sh.peak/4 {

@@ -32,18 +32,20 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 	if err := ctx.Err(); err != nil {
 		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
-	if !s.breaker.allow() {
-		s.failedFast.Add(1)
-		return core.BalanceResult{}, ErrUnavailable
-	}
-	s.calls.Add(1)
 	now := int64(-1) // the server's clock, as for windows (Config.RequestClock)
 	if s.clock {
 		now = max(req.Now.UnixMicro(), 0)
 	}
 	c := newBalanceCall(s.prefix, now, &req)
+	nd := s.nodes.forKey(ctx, c.key)
+	if !nd.breaker.allow() {
+		c.release()
+		s.stats.failedFast.Add(1)
+		return core.BalanceResult{}, ErrUnavailable
+	}
+	s.stats.calls.Add(1)
 	var out [5]int64
-	n, err := s.do(ctx, c, out[:])
+	n, err := s.do(ctx, nd, c, out[:])
 	if err == nil && n != len(out) {
 		err = fmt.Errorf("script returned %d values, want %d", n, len(out))
 	}

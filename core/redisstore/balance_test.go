@@ -61,7 +61,7 @@ func TestBalanceKeys(t *testing.T) {
 			t.Parallel()
 			client := tc.client(t)
 			hook := &counter{}
-			client.AddHook(hook)
+			addHook(client, hook)
 			prefix := uniquePrefix()
 			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
 			policy := core.DefaultBalancePolicy()

@@ -2,7 +2,11 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,9 +18,10 @@ import (
 // call is one decision on its way to Redis: the EVALSHA command, built in
 // place, and the answer. A Take owns its call until it queues it; the sender
 // owns it from then until it signals done; the Take owns it again once it
-// has received from done, and returns it to callPool. A call whose Take gave
-// up (its context ended) is left to the garbage collector, since the sender
-// may still hold it.
+// has received from done, and returns it to callPool unless the call is
+// lost. A call whose Take gave up (its context ended) or whose command may
+// still be read by a go-redis goroutine (lost: it was abandoned unanswered)
+// is left to the garbage collector.
 //
 // The arguments point into the call (go-redis writes *string and *int64 as
 // their values), so that building a command boxes nothing: a pointer fits in
@@ -34,11 +39,11 @@ type call struct {
 	script *redis.Script
 	lua    string
 
-	ctx      context.Context // the caller's: its end means the caller left
-	deadline time.Time       // when the caller stops waiting: start + Timeout
+	ctx context.Context // the caller's: its end means the caller left
 
 	cmd  *redis.Cmd
-	err  error         // set instead of cmd when the call was not sent
+	err  error         // set instead of cmd when the call got no answer
+	lost bool          // go-redis may still read args: never reuse the call
 	done chan struct{} // capacity 1: the sender never blocks on it
 }
 
@@ -60,9 +65,12 @@ func newCall(key string, now int64, req *core.Request) *call {
 	return c
 }
 
-// release returns c to callPool. Only the Take that received from c.done may
-// call it.
+// release returns c to callPool, unless it is lost. Only the Take that
+// received from c.done may call it.
 func (c *call) release() {
+	if c.lost {
+		return
+	}
 	c.ctx, c.cmd, c.err, c.key = nil, nil, nil, ""
 	callPool.Put(c)
 }
@@ -79,148 +87,196 @@ var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}
 // c afterwards.
 func (c *call) finish() { c.done <- struct{}{} }
 
-// batcher sends the calls of concurrent Takes to Redis together: one
-// pipeline, so one write and one read per server, for all the calls that
-// queued while the previous batch was in flight. It runs at most senders
-// goroutines, each sending one batch at a time, and only while calls are
-// waiting: a sender that finds the queue empty exits, so an idle store runs
-// no goroutine.
-type batcher struct {
-	client  redis.UniversalClient
-	max     int // calls per batch
-	senders int // batches in flight at most
-
-	mu      sync.Mutex
-	queue   []*call
-	running int // sender goroutines
-
-	// record learns the outcome of a batch: how many round trips it made,
-	// the error of the last one if it answered no call, and how many calls
-	// failed. abandon learns that a batch sent nothing because every caller
-	// had left.
-	record  func(trips int, err error, failed int)
-	abandon func()
+// fail finishes c without an answer.
+func (c *call) fail(err error) {
+	c.err = err
+	c.finish()
 }
 
-// do queues c and waits for its answer, or for ctx to end. It starts a
-// sender if fewer than senders are running, so a call that finds no batch in
-// flight is sent at once.
-func (b *batcher) do(ctx context.Context, c *call) error {
-	b.mu.Lock()
-	b.queue = append(b.queue, c)
-	start := b.running < b.senders
-	if start {
-		b.running++
-	}
-	b.mu.Unlock()
-	if start {
-		go b.run()
-	}
-	select {
-	case <-c.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// timeoutError is an error that says it is a timeout, as net.Error does.
+type timeoutError struct{ msg string }
 
-// run sends batches until the queue is empty, then exits.
-func (b *batcher) run() {
-	batch := make([]*call, 0, b.max)
-	for {
-		b.mu.Lock()
-		n := min(len(b.queue), b.max)
-		if n == 0 {
-			b.running--
-			b.mu.Unlock()
-			return
-		}
-		batch = append(batch[:0], b.queue[:n]...)
-		rest := copy(b.queue, b.queue[n:])
-		clear(b.queue[rest:])
-		b.queue = b.queue[:rest]
-		b.mu.Unlock()
-		b.send(batch)
-		clear(batch)
-	}
-}
+func (e *timeoutError) Error() string { return e.msg }
 
-// send runs one batch: calls whose caller left are dropped, calls whose
-// deadline passed in the queue fail without being sent, the others go in one
-// pipeline bounded by the earliest deadline among them. Commands that find
-// the script missing (NOSCRIPT, after a restart or SCRIPT FLUSH) are sent
-// again with EVAL in a second pipeline.
-func (b *batcher) send(batch []*call) {
-	now := time.Now()
-	var deadline time.Time
-	live := batch[:0]
-	expired := 0
-	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = err
-			c.finish()
-			continue
-		}
-		if !now.Before(c.deadline) {
-			c.err = context.DeadlineExceeded
-			c.finish()
-			expired++
-			continue
-		}
-		if deadline.IsZero() || c.deadline.Before(deadline) {
-			deadline = c.deadline
-		}
-		live = append(live, c)
-	}
-	if len(live) == 0 {
-		b.record(0, nil, expired)
-		b.abandon()
-		return
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
+// Timeout reports true.
+func (e *timeoutError) Timeout() bool { return true }
 
-	pipe := b.client.Pipeline()
-	for _, c := range live {
-		c.cmd = redis.NewCmd(ctx, c.args[:c.n]...)
-		_ = pipe.Process(ctx, c.cmd) // queues: Exec reports the errors
-	}
-	_, _ = pipe.Exec(ctx) // each command holds its own error
+// errNoAnswer is the error of the decisions of a batch that Redis did not
+// answer within Timeout: the store gave up on it, whatever the client's own
+// timeouts.
+var errNoAnswer error = &timeoutError{"no answer within Timeout"}
 
-	trips := 1
-	var retry []*call
-	for _, c := range live {
-		if err := c.cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, c)
-		}
-	}
-	if retry != nil {
-		trips++
-		for _, c := range retry {
-			args := make([]any, c.n)
-			copy(args, c.args[:c.n])
-			args[0], args[1] = "eval", c.lua
-			c.cmd = redis.NewCmd(ctx, args...)
-			_ = pipe.Process(ctx, c.cmd)
-		}
-		_, _ = pipe.Exec(ctx)
-	}
+// errStalled is the error of the decisions that were waiting for a batch
+// when their node stopped answering.
+var errStalled error = &timeoutError{"the Redis node stopped answering while the decision waited for its batch"}
 
-	var err error
-	ok, failed := false, expired
-	for _, c := range live {
-		if e := c.cmd.Err(); e != nil {
-			failed++
-			err = e
-		} else {
-			ok = true
+// send runs the commands of live in one pipeline on client (one round trip
+// per node), with EVAL again for those that found the script missing
+// (NOSCRIPT, after a restart or SCRIPT FLUSH) and through fallback again
+// for those that met a redirection (MOVED or ASK, see nodes), and waits for
+// the answers as [await] says. It
+// reports how many round trips it made and whether it gave up waiting: then
+// every call of live holds errNoAnswer and is lost, because go-redis may
+// still be writing its command.
+func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness) (trips int, stalled bool) {
+	// The goroutine may outlive send, and the caller reuses live.
+	live = append([]*call(nil), live...)
+	ctx, cancel := context.WithTimeout(context.Background(), hardTimeout(timeout))
+	done := make(chan int, 1)
+	sent := time.Now()
+	go func() {
+		defer cancel()
+		trips := 1
+		pipe := client.Pipeline()
+		for _, c := range live {
+			c.cmd = redis.NewCmd(ctx, c.args[:c.n]...)
+			_ = pipe.Process(ctx, c.cmd) // queues: Exec reports the errors
 		}
-	}
+		_, _ = pipe.Exec(ctx) // each command holds its own error
+		var noScript, moved []*call
+		for _, c := range live {
+			switch err := c.cmd.Err(); {
+			case err == nil:
+			case redis.HasErrorPrefix(err, "NOSCRIPT"):
+				noScript = append(noScript, c)
+			case redirected(err):
+				moved = append(moved, c)
+			}
+		}
+		if moved != nil && fallback != client {
+			trips++
+			pipe := fallback.Pipeline()
+			for _, c := range moved {
+				c.cmd = redis.NewCmd(ctx, c.args[:c.n]...)
+				_ = pipe.Process(ctx, c.cmd)
+			}
+			_, _ = pipe.Exec(ctx)
+			for _, c := range moved {
+				if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+					noScript = append(noScript, c)
+				}
+			}
+		}
+		if noScript != nil {
+			trips++
+			pipe := fallback.Pipeline()
+			for _, c := range noScript {
+				args := make([]any, c.n)
+				copy(args, c.args[:c.n])
+				args[0], args[1] = "eval", c.lua
+				c.cmd = redis.NewCmd(ctx, args...)
+				_ = pipe.Process(ctx, c.cmd)
+			}
+			_, _ = pipe.Exec(ctx)
+		}
+		node.answered(live)
+		done <- trips
+	}()
+	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
-		err = nil
+		return trips, !anyAnswered(live)
 	}
-	b.record(trips, err, failed)
 	for _, c := range live {
-		c.finish()
+		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
+	return 1, true
+}
+
+// hardTimeout is the deadline of a round trip's context, which reaches the
+// socket when the client has ContextTimeoutEnabled: past timeout, so that
+// a process too busy to read an answer in time does not turn it into a
+// failure, but bounded, so that a loaded process with Redis down is still
+// not slow, and a command the store gave up on does not hold its
+// connection for long.
+func hardTimeout(timeout time.Duration) time.Duration {
+	return 4 * timeout
+}
+
+// liveness is when a node last answered, so that a round trip that goes
+// unanswered can tell a node that stalled from one that keeps answering.
+type liveness struct {
+	last atomic.Int64 // time.Time.UnixNano of the last answer
+}
+
+// answered notes an answer if Redis answered a call of live.
+func (l *liveness) answered(live []*call) {
+	if anyAnswered(live) {
+		l.last.Store(time.Now().UnixNano())
+	}
+}
+
+// await waits for the end of a round trip sent at sent (a value on done), for
+// ctx to end, or until the node has stalled: it has given no answer for
+// timeout since the round trip was sent. Two things do not count as a stall:
+// a node that answered other round trips since (the wait goes on until it
+// too has been silent for timeout), and a process too busy to have read the
+// answer: it noticed its own timer late, or it has goroutines waiting for a
+// CPU (the goroutine reading the answer may be among them). That is our
+// load, not Redis's silence, and the wait goes on a little, to give the
+// reader its turn. Whatever happens, it stops waiting after hardTimeout. It
+// reports false when it stopped waiting without an answer.
+func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration, node *liveness) (T, bool) {
+	due := sent.Add(timeout)
+	limit := sent.Add(hardTimeout(timeout))
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var zero T
+	for {
+		select {
+		case v := <-done:
+			return v, true
+		case <-ctx.Done():
+			return zero, false
+		case <-timer.C:
+		}
+		runtime.Gosched() // let a goroutine with an answer run first
+		select {
+		case v := <-done:
+			return v, true
+		default:
+		}
+		now := time.Now()
+		late := now.Sub(due)
+		if last := time.Unix(0, node.last.Load()); last.After(sent) {
+			due = last.Add(timeout)
+		}
+		switch {
+		case !now.Before(limit):
+			return zero, false
+		case due.After(now):
+			timer.Reset(due.Sub(now)) // the node answered since: wait on
+		case late > timeout/8 || busy():
+			due = now.Add(timeout / 4) // we are loaded: let others run
+			timer.Reset(timeout / 4)
+		default:
+			return zero, false
+		}
+	}
+}
+
+// busy reports whether the process has more goroutines ready to run than a
+// few per CPU, as the runtime counts them: a goroutine woken by an answer
+// from Redis then waits its turn behind them.
+func busy() bool {
+	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > uint64(4*runtime.GOMAXPROCS(0))
+}
+
+// redirected reports whether err is a cluster redirection: the key's slot
+// lives on another master (MOVED) or is moving there (ASK).
+func redirected(err error) bool {
+	return err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK"))
+}
+
+// anyAnswered reports whether Redis answered at least one call of live.
+// Only the goroutine that ran the pipeline, or one that received its end,
+// may call it.
+func anyAnswered(live []*call) bool {
+	for _, c := range live {
+		if c.cmd.Err() == nil {
+			return true
+		}
+	}
+	return false
 }

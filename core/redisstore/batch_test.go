@@ -84,7 +84,7 @@ func TestBatching(t *testing.T) {
 			t.Parallel()
 			client := tc.client(t)
 			hook := &counter{}
-			client.AddHook(hook)
+			addHook(client, hook)
 			s := newStore(t, redisstore.Config{Client: client, MaxBatch: tc.maxBatch, CacheSize: -1})
 			// Dial the connections and load the script on every node
 			// first: a first EVALSHA that meets NOSCRIPT is sent again.
@@ -170,7 +170,7 @@ func senders() int {
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "redisstore.(*batcher).run")
+			return strings.Count(string(buf[:n]), "redisstore.(*node).run")
 		}
 		buf = make([]byte, 2*len(buf))
 	}

@@ -43,7 +43,7 @@ func BenchmarkTake(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/MaxBatch=%d", bc.name, maxBatch), func(b *testing.B) {
 				client := bc.client(b)
 				hook := &counter{}
-				client.AddHook(hook)
+				addHook(client, hook)
 				s := newServerClockStore(b, redisstore.Config{Client: client, MaxBatch: maxBatch})
 				scope := fmt.Sprintf("bench-%d", time.Now().UnixNano())
 				ctx := context.Background()

@@ -20,8 +20,10 @@ const openLogInterval = 10 * time.Second
 
 // breaker is a circuit breaker: after failures consecutive failed calls it
 // opens for backoff, then lets one trial call through and closes if it
-// succeeds, or opens again if it fails.
+// succeeds, or opens again if it fails. Each Redis node of a store has its
+// own (see node).
 type breaker struct {
+	node     string // the node's address in logs; "" for a store's only node
 	failures int
 	backoff  time.Duration
 	now      func() time.Time
@@ -76,22 +78,23 @@ func (b *breaker) succeeded() {
 	}
 	b.state.Store(closed)
 	if b.openLogged {
-		b.log.Info("redisstore: circuit closed: Redis answers again, decisions are counted")
+		b.log.Info("redisstore: circuit closed: Redis answers again, decisions are counted", b.nodeAttr())
 	}
 }
 
-// failed records a call that Redis did not answer.
-func (b *breaker) failed(err error) {
+// failed records a call that Redis did not answer. It reports whether the
+// breaker opened.
+func (b *breaker) failed(err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := b.consecutive.Add(1)
 	switch b.state.Load() {
 	case closed:
 		if n < int64(b.failures) {
-			return
+			return false
 		}
 	case open:
-		return // a call let through before the breaker opened
+		return false // a call let through before the breaker opened
 	}
 	now := b.now()
 	b.state.Store(open)
@@ -100,15 +103,25 @@ func (b *breaker) failed(err error) {
 	b.openLogged = b.lastOpenLog.IsZero() || now.Sub(b.lastOpenLog) >= openLogInterval
 	if !b.openLogged {
 		b.suppressed++
-		return
+		return true
 	}
 	b.log.Warn("redisstore: circuit open: Redis is not called, requests are allowed without counting",
+		b.nodeAttr(),
 		slog.Int64("consecutive_failures", n),
 		slog.Duration("backoff", b.backoff),
 		slog.Int("openings_not_logged", b.suppressed),
 		slog.Any("error", err))
 	b.lastOpenLog = now
 	b.suppressed = 0
+	return true
+}
+
+// nodeAttr names the breaker's node in logs.
+func (b *breaker) nodeAttr() slog.Attr {
+	if b.node == "" {
+		return slog.Attr{}
+	}
+	return slog.String("node", b.node)
 }
 
 // abandoned records a call whose caller gave up before Redis answered: it

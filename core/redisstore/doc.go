@@ -12,8 +12,10 @@
 //	PREFIX SCOPE ":{" ID "}:" PERIODS      e.g. ratescope:api:{ualice}:60s,86400s
 //
 // ID is "a" and 32 hex digits (the caller's [core.Caller.Key16]) for an
-// anonymous caller, or "u" and the user id for a signed-in one, with '%',
-// '{' and '}' written %25, %7B and %7D, in the scope too. The escaping is
+// anonymous caller, or "u" and the user id for a signed-in one
+// ([core.UserKey]: an id above 64 bytes is written as "sha256:" and its
+// digest, so a key is small whatever the id), with '%', '{' and '}' written
+// %25, %7B and %7D, in the scope too. The escaping is
 // one-to-one and leaves no brace, so no user id can collide with another id,
 // with an address, or end the hash tag early. PERIODS lists the periods of
 // the limits in order: limiters that enforce other periods keep other
@@ -46,9 +48,8 @@
 // When many requests are decided at once, their commands travel together:
 // the store sends the EVALSHA commands of all the decisions that were asked
 // for while the previous batch was in flight as one pipeline (one write and
-// one read per server; a Redis Cluster client splits it by node and sends
-// the parts in parallel), at most [Config.MaxBatch] (default 64) at a time,
-// with at most two batches in flight. A request that finds no batch in
+// one read), at most [Config.MaxBatch] (default 64) at a time, with at most
+// two batches in flight per Redis node. A request that finds no batch in
 // flight is sent at once: batching adds no waiting, only sharing. Each
 // decision is still exactly one command, executed on its own, so batching
 // changes nothing of what is counted; it saves system calls and wake-ups,
@@ -56,12 +57,30 @@
 // measurements). [Config.MaxBatch] 1 turns it off: each Take then sends its
 // own command.
 //
+// The decisions waiting for a node are bounded by [Config.MaxQueue]
+// (default 4096). A Take that finds the queue full waits for room, for as
+// long as the node keeps answering: it is still counted (backpressure).
+//
 // Batches are sent by goroutines that run only while decisions are waiting
 // and exit when the queue is empty: an idle store runs no goroutine and
 // needs no Close. A batch is sent with a context of its own (the callers'
 // contexts bound their waits, not the batch), so values carried by a
 // caller's context do not reach go-redis hooks. [Store.Stats] counts the
 // round trips.
+//
+// # Nodes
+//
+// With a *redis.ClusterClient, each master is a node of its own, with its
+// own queue, senders and circuit breaker: a decision goes to the master of
+// its key (ClusterClient.MasterForKey), and its batch is sent on that
+// master's client, so a master that fails or stalls holds up only the
+// callers whose keys live on it; the others are counted as usual. A command
+// that meets a redirection (MOVED or ASK, while slots move) is sent again
+// through the ClusterClient, which follows it. Hooks added to the
+// ClusterClient itself do not see the batches: add them to every node with
+// ClusterClient.OnNewNode. The Redis Cluster must itself keep serving when
+// a master fails: cluster-require-full-coverage no, or replicas
+// ([Store.CheckStore] warns). With any other client the store has one node.
 //
 // # Time
 //
@@ -92,26 +111,43 @@
 //
 // # Failures: fail open, fast
 //
-// A Take waits for Redis at most [Config.Timeout] (default 50ms), counted
-// from its start, time queued behind a batch in flight included, or until
-// its context ends if that is sooner. A batch is bounded by the earliest
-// deadline among its decisions (the client needs ContextTimeoutEnabled for
-// the bound to reach the socket), and a decision whose deadline passed
-// while it was queued fails without being sent. A failed call returns an
-// error, and the [core.Limiter] then allows the request without counting
-// it and logs, at a limited rate. A caller that gave up while its command
-// was in flight may still have been counted by Redis.
+// [Config.Timeout] (default 50ms) measures Redis's answer, not the store's
+// queue: a batch fails when its node has given no answer for Timeout since
+// the batch was sent. A decision queued behind other batches waits while
+// its node keeps answering, and is counted; when the node stalls, the
+// decisions of the batch in flight and every decision waiting behind it
+// fail within Timeout. The store bounds the wait itself, on a timer of its
+// own, whatever the client's settings: without ContextTimeoutEnabled a
+// decision still gives up after Timeout (the command's connection stays
+// busy until the client's ReadTimeout). A process so loaded that it notices
+// its own timer late, or has goroutines waiting for a CPU, waits on a
+// little before it blames Redis, up to four times Timeout. A failed call
+// returns an error, and the [core.Limiter] then allows the request without
+// counting it and logs, at a limited rate.
+// A caller that gave up while its command was in flight may still have been
+// counted by Redis.
 //
-// The circuit breaker counts round trips, not decisions: a batch that Redis
-// answered for none of its decisions is one failure, one that it answered
-// is one success. After [Config.BreakerFailures] consecutive failures
-// (default 3), the breaker opens: for [Config.BreakerBackoff] (default 1s)
-// Take returns [ErrUnavailable] at once, without calling Redis. Then one
-// trial call goes through; if it succeeds the breaker closes, otherwise it
-// waits another back-off. Openings and closings are logged (an opening at
-// most once in 10s, with the number left out) and counted in
-// [Store.Stats]. A caller that cancels its context is not held against
-// Redis.
+// The circuit breaker of a node counts round trips, not decisions: a batch
+// that Redis answered for none of its decisions is one failure, one that it
+// answered is one success; a full queue is not a failure. After
+// [Config.BreakerFailures] consecutive failures (default 3), the breaker
+// opens: the decisions waiting for the node fail at once and, for
+// [Config.BreakerBackoff] (default 1s), Take returns [ErrUnavailable] for
+// the node's callers at once, without calling Redis. Then one trial call
+// goes through; if it succeeds the breaker closes, otherwise it waits
+// another back-off. Openings and closings are logged with the node's
+// address (an opening at most once in 10s per node, with the number left
+// out) and counted in [Store.Stats]. A caller that cancels its context is
+// not held against Redis.
+//
+// # Startup checks
+//
+// [Store.CheckStore] reads the settings of every master and warns about
+// those that let callers escape: a memory limit with an eviction policy
+// (counts evicted, allowances reset) or with noeviction (a full Redis fails
+// every decision open), a cluster that stops when one master fails, and a
+// client without ContextTimeoutEnabled. Package checks reports them with
+// ids ratescope.W604 to W607.
 //
 // # Over-limit cache
 //
@@ -134,6 +170,8 @@
 // # Concurrency
 //
 // A [Store] is safe for concurrent use. Its only goroutines are the batch
-// senders, which exit as soon as no decision waits (see Batching). It does
-// not own the Redis client: close the client yourself.
+// senders, which exit as soon as no decision waits (see Batching), and one
+// per round trip in flight, which ends with the round trip (or, for a
+// command the store gave up on, at the client's own timeout). It does not
+// own the Redis client: close the client yourself.
 package redisstore

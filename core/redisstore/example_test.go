@@ -88,3 +88,18 @@ func ExampleStore_Stats() {
 		}
 	}()
 }
+
+// CheckStore is what package checks runs at startup for the Redis store: it
+// reads the servers' memory policy and the client's settings, and warns
+// about those that let callers escape their counts.
+func ExampleStore_CheckStore() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := redisstore.New(redisstore.Config{Client: client})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, w := range store.CheckStore(context.Background()) {
+		log.Printf("%s: %s %s", w.ID, w.Text, w.Hint) // e.g. ratescope.W604: Redis (localhost:6379) has a memory limit and maxmemory-policy allkeys-lru: ...
+	}
+}

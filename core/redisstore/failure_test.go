@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -235,4 +236,90 @@ func TestOverLimitCacheBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, s.Stats().Cached, 32)
 	assert.Positive(t, s.Stats().Cached)
+}
+
+// TestRedisFull fills a server of the test's own that has a memory limit
+// and the noeviction policy: Redis refuses the writes, so the decisions
+// fail (open: nothing is refused), and the breaker opens. CheckStore warns
+// about this set-up (ratescope.W605).
+func TestRedisFull(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	s := newStore(t, redisstore.Config{Client: client})
+	req := core.Request{Scope: "full", Caller: anon("192.0.2.13"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, req)
+	require.NoError(t, err)
+
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	require.NoError(t, client.ConfigSet(ctx, "maxmemory", "1").Err()) // full at once
+	var errs int
+	for i := range 10 {
+		r := req
+		r.Caller = anon(fmt.Sprintf("192.0.2.%d", 100+i))
+		res, err := s.Take(ctx, r)
+		if err != nil {
+			errs++
+		}
+		assert.False(t, err == nil && !res.Allowed, "nothing is refused")
+	}
+	assert.Equal(t, 10, errs, "a full Redis fails every decision")
+	assert.True(t, s.Stats().BreakerOpen, "and opens the breaker")
+	assert.Contains(t, warningIDs(s.CheckStore(ctx)), redisstore.IDRejectsWhenFull)
+}
+
+// TestRedisSlow makes a server of the test's own slow: it sleeps 20ms at a
+// time (DEBUG SLEEP), answering for 5ms in between, for a second, under the
+// load of 20 clients. Slower than usual but within Timeout, every decision is
+// counted; then a 500ms sleep, past Timeout, fails the decisions open after
+// about Timeout.
+func TestRedisSlow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	sleeper := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 5 * time.Second})
+	t.Cleanup(func() { _ = sleeper.Close() })
+	const timeout = 100 * time.Millisecond
+	s := newStore(t, redisstore.Config{Client: client, Timeout: timeout})
+	warmUp(t, s)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := sleeper.Do(ctx, "debug", "sleep", "0.02").Err(); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond) // a slow server, not a stopped one
+		}
+	})
+	o := clients(s, 20, time.Second, 0, func(c, i int) core.Request {
+		return core.Request{Scope: "slow", Caller: anon(fmt.Sprintf("192.0.2.%d", c)), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	})
+	close(stop)
+	wg.Wait()
+	t.Logf("Redis sleeping 20ms at a time, Timeout %s: %s", timeout, o)
+	assert.Zero(t, o.failed.Load(), "slow but within Timeout: every decision counted")
+	assert.Greater(t, time.Duration(o.slowest.Load()), 15*time.Millisecond, "Redis was slow")
+
+	wg.Go(func() { _ = sleeper.Do(ctx, "debug", "sleep", "0.5").Err() })
+	time.Sleep(50 * time.Millisecond) // let the sleep start: not a window
+	start := time.Now()
+	_, err := s.Take(ctx, core.Request{Scope: "slow", Caller: anon("192.0.2.200"), Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: storetest.Start})
+	took := time.Since(start)
+	t.Logf("during a 500ms sleep, a decision failed open after %s", took)
+	assert.Error(t, err)
+	// Timeout on an idle process; a process the scheduler runs late (as a
+	// shared test machine can) waits at most 4 × Timeout before it blames
+	// Redis (ADR 0040): either way, before the 500ms sleep is over.
+	assert.Less(t, took, 4*timeout+50*time.Millisecond)
+	wg.Wait()
 }

@@ -16,7 +16,8 @@ import (
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
 // where ID is "a" and the 32 hex digits of Caller.Key16 for an anonymous
-// caller, or "u" and the escaped user id for a signed-in one, and PERIODS
+// caller, or "u" and the escaped [core.UserKey] of the user id for a
+// signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
 // lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
 // escaped so that neither holds a brace: the first "{" of the key is the one
 // before ID, so the hash tag is exactly ID.
@@ -26,7 +27,7 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 	b = append(b, ":{"...)
 	if req.Caller.Kind() == core.User {
 		b = append(b, 'u')
-		b = appendEscaped(b, req.Caller.User)
+		b = appendEscaped(b, core.UserKey(req.Caller.User))
 	} else {
 		k := req.Caller.Key16()
 		b = append(b, 'a')

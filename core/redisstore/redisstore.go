@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,8 +20,9 @@ type Config struct {
 	// through redis.NewFailoverClient), *redis.ClusterClient or
 	// *redis.Ring. Required. The store does not close it. Build it with
 	// ContextTimeoutEnabled: true so that Timeout also bounds reads and
-	// writes on the socket; otherwise its ReadTimeout and WriteTimeout (3s
-	// by default) do, and New logs a warning.
+	// writes on the socket. Without it the store still stops waiting after
+	// Timeout, but a command it gave up on keeps its connection until the
+	// client's ReadTimeout (3s by default); [Store.Check] warns about it.
 	Client redis.UniversalClient
 
 	// Prefix starts every key, so that several applications can share one
@@ -30,8 +30,13 @@ type Config struct {
 	// tag. Default: "ratescope:".
 	Prefix string
 
-	// Timeout bounds how long a Take waits for Redis, from the moment it
-	// is called, queueing for a batch included. Default: 50ms.
+	// Timeout bounds how long a Take waits for Redis to answer: from the
+	// moment its batch is sent, and while it waits for a batch, from the
+	// node's last answer. A decision queued behind other batches waits as
+	// long as its node keeps answering, and is counted; when the node
+	// stops answering, every decision waiting for it fails within Timeout.
+	// The store bounds the wait itself, whatever the client's settings.
+	// Default: 50ms.
 	Timeout time.Duration
 
 	// MaxBatch is the most decisions sent to Redis in one round trip (one
@@ -42,8 +47,15 @@ type Config struct {
 	// command. Default: 64. See the package documentation, Batching.
 	MaxBatch int
 
-	// BreakerFailures is how many consecutive failed calls open the circuit
-	// breaker. Default: 3.
+	// MaxQueue is the most decisions that wait for a batch, per Redis node
+	// (each master of a cluster has a queue of its own). A Take that finds
+	// the queue full waits for room, for as long as the node keeps
+	// answering (backpressure): it is still counted. Default: 4096, 64
+	// batches of the default MaxBatch. Unused when MaxBatch is 1.
+	MaxQueue int
+
+	// BreakerFailures is how many consecutive failed round trips to one
+	// Redis node open that node's circuit breaker. Default: 3.
 	BreakerFailures int
 
 	// BreakerBackoff is how long an open breaker fails calls without
@@ -79,6 +91,7 @@ func DefaultConfig() Config {
 		Prefix:          "ratescope:",
 		Timeout:         50 * time.Millisecond,
 		MaxBatch:        64,
+		MaxQueue:        4096,
 		BreakerFailures: 3,
 		BreakerBackoff:  time.Second,
 		CacheSize:       1 << 16,
@@ -99,6 +112,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBatch == 0 {
 		c.MaxBatch = d.MaxBatch
 	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = d.MaxQueue
+	}
 	if c.BreakerFailures == 0 {
 		c.BreakerFailures = d.BreakerFailures
 	}
@@ -118,7 +134,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports every problem with c, joined: a missing Client, a Prefix
-// with a brace, a negative Timeout, MaxBatch, BreakerFailures or
+// with a brace, a negative Timeout, MaxBatch, MaxQueue, BreakerFailures or
 // BreakerBackoff.
 func (c Config) Validate() error {
 	var errs []error
@@ -134,6 +150,9 @@ func (c Config) Validate() error {
 	if c.MaxBatch < 0 {
 		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative", c.MaxBatch))
 	}
+	if c.MaxQueue < 0 {
+		errs = append(errs, fmt.Errorf("redisstore: MaxQueue %d: must not be negative", c.MaxQueue))
+	}
 	if c.BreakerFailures < 0 {
 		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative", c.BreakerFailures))
 	}
@@ -144,7 +163,8 @@ func (c Config) Validate() error {
 }
 
 // ErrUnavailable is the error [Store.Take] returns while the circuit breaker
-// is open: the store did not call Redis. Test for it with errors.Is.
+// of the caller's Redis node is open: the store did not call Redis. Test for
+// it with errors.Is.
 var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
 
 // Store is a [core.Store] that keeps counts in Redis, shared by every
@@ -157,24 +177,20 @@ type Store struct {
 	client  redis.UniversalClient
 	prefix  string
 	timeout time.Duration
-	breaker breaker
+	batched bool     // MaxBatch > 1
 	cache   *denials // nil when turned off
-	batch   *batcher // nil when MaxBatch is 1
 	clock   bool     // count on Request.Now (Config.RequestClock)
-
-	calls      atomic.Int64
-	trips      atomic.Int64
-	failures   atomic.Int64
-	failedFast atomic.Int64
-	cacheHits  atomic.Int64
+	nodes   nodes
+	stats   counters
 }
 
-// maxSenders is how many batches a Store keeps in flight at most. Two let
-// the client write and read one batch while Redis runs the other.
+// maxSenders is how many batches a Store keeps in flight at most, per
+// node. Two let the client write and read one batch while Redis runs the
+// other.
 const maxSenders = 2
 
 // New returns a Store for cfg, or the errors of [Config.Validate] (after
-// defaults). It does not contact Redis: see [Store.Ping].
+// defaults). It does not contact Redis: see [Store.Ping] and [Store.Check].
 func New(cfg Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -184,19 +200,29 @@ func New(cfg Config) (*Store, error) {
 		client:  cfg.Client,
 		prefix:  cfg.Prefix,
 		timeout: cfg.Timeout,
+		batched: cfg.MaxBatch > 1,
 		clock:   cfg.RequestClock,
-		breaker: breaker{failures: cfg.BreakerFailures, backoff: cfg.BreakerBackoff, now: cfg.Now, log: cfg.Logger},
 	}
 	if cfg.CacheSize > 0 {
 		s.cache = newDenials(cfg.CacheSize)
 	}
-	if cfg.MaxBatch > 1 {
-		s.batch = &batcher{client: cfg.Client, max: cfg.MaxBatch, senders: maxSenders, record: s.record, abandon: s.breaker.abandoned}
+	s.nodes.newNode = func(addr string, client redis.UniversalClient) *node {
+		return &node{
+			addr:     addr,
+			client:   client,
+			fallback: cfg.Client,
+			max:      cfg.MaxBatch,
+			senders:  maxSenders,
+			timeout:  cfg.Timeout,
+			breaker:  breaker{node: addr, failures: cfg.BreakerFailures, backoff: cfg.BreakerBackoff, now: cfg.Now, log: cfg.Logger},
+			counters: &s.stats,
+			answered: s.nodes.answered,
+			room:     make(chan struct{}, cfg.MaxQueue),
+			flushed:  make(chan struct{}),
+		}
 	}
-	if !contextTimeouts(cfg.Client) {
-		cfg.Logger.Warn("redisstore: the Redis client ignores context deadlines: Timeout does not bound socket reads and writes; build the client with ContextTimeoutEnabled: true",
-			slog.Duration("timeout", cfg.Timeout))
-	}
+	s.nodes.cluster, _ = cfg.Client.(*redis.ClusterClient)
+	s.nodes.all = s.nodes.newNode("", cfg.Client)
 	return s, nil
 }
 
@@ -216,9 +242,10 @@ func contextTimeouts(c redis.UniversalClient) bool {
 
 // Take implements [core.Store] with one EVALSHA command, sent in a round trip
 // that may carry the decisions of other concurrent Takes (see the package
-// documentation). It returns [ErrUnavailable] while the breaker is open, a
-// wrapped Redis or context error if Redis does not answer within Timeout or
-// ctx ends first (Redis may then have counted the request all the same), and
+// documentation). It returns [ErrUnavailable] while the breaker of the
+// caller's node is open, a wrapped Redis or context error if the node stops
+// answering (see Config.Timeout) or ctx ends first (Redis may then have
+// counted the request all the same), and
 // an error for a request no [core.Limiter] builds (no limits, more than
 // [core.MaxLimits], a cost below 1, a period that is not a positive multiple
 // of 20µs).
@@ -230,16 +257,18 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	var buf [128]byte
 	key := string(appendKey(buf[:0], s.prefix, &req))
 
-	// While the breaker is open the store fails open, and so does the
-	// cache: it answers only while Redis is thought to answer too.
+	// While the breaker of the caller's node is open the store fails
+	// open, and so does the cache: it answers only while Redis is thought
+	// to answer too.
+	nd := s.nodes.forKey(ctx, key)
 	var ck cacheKey
-	if s.cache != nil && s.breaker.closed() {
+	if s.cache != nil && nd.breaker.closed() {
 		ck.key = key
 		for i, r := range req.Limits {
 			ck.limits[i] = r.Limit
 		}
 		if res, ok := s.cache.lookup(&ck, now, req.Cost); ok {
-			s.cacheHits.Add(1)
+			s.stats.cacheHits.Add(1)
 			return res, nil
 		}
 	}
@@ -247,18 +276,18 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if err := ctx.Err(); err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
-	if !s.breaker.allow() {
-		s.failedFast.Add(1)
+	if !nd.breaker.allow() {
+		s.stats.failedFast.Add(1)
 		return core.Result{}, ErrUnavailable
 	}
-	s.calls.Add(1)
+	s.stats.calls.Add(1)
 	at := int64(-1) // the script reads the server's clock
 	if s.clock {
 		at = now
 	}
 	c := newCall(key, at, &req)
 	var out [2 + 3*core.MaxLimits]int64
-	n, err := s.do(ctx, c, out[:])
+	n, err := s.do(ctx, nd, c, out[:])
 	if want := 2 + 3*len(req.Limits); err == nil && n != want {
 		err = fmt.Errorf("script returned %d values, want %d", n, want)
 	}
@@ -282,28 +311,17 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	return res, nil
 }
 
-// do runs c, in a batch or alone, reads the script's answer into out and
-// returns how many values it had. It releases c unless the caller left
-// before the answer.
-func (s *Store) do(ctx context.Context, c *call, out []int64) (int, error) {
-	if s.batch == nil {
-		callCtx, cancel := context.WithTimeout(ctx, s.timeout)
-		c.cmd = c.script.Run(callCtx, s.client, []string{c.key}, c.args[4:c.n]...)
-		cancel()
-		switch err := c.cmd.Err(); {
-		case err == nil:
-			s.record(1, nil, 0)
-		case ctx.Err() != nil:
-			s.trips.Add(1)
-			s.breaker.abandoned()
-		default:
-			s.record(1, err, 1)
-		}
-	} else {
-		c.ctx, c.deadline = ctx, time.Now().Add(s.timeout)
-		if err := s.batch.do(ctx, c); err != nil {
+// do runs c on node nd, in a batch or alone, reads the script's answer into
+// out and returns how many values it had. It releases c unless the caller
+// left before the answer or c is lost.
+func (s *Store) do(ctx context.Context, nd *node, c *call, out []int64) (int, error) {
+	if s.batched {
+		c.ctx = ctx
+		if err := nd.do(ctx, c); err != nil {
 			return 0, err // the caller left: the sender may still hold c
 		}
+	} else {
+		nd.doAlone(ctx, c)
 	}
 	defer c.release()
 	if c.err != nil {
@@ -326,21 +344,6 @@ func (s *Store) do(ctx context.Context, c *call, out []int64) (int, error) {
 	return len(vals), nil
 }
 
-// record counts the outcome of a batch of calls: trips round trips (one per
-// pipeline), the error that all of them met or nil if Redis answered some,
-// and how many calls failed. The breaker sees one success or one failure per
-// batch, so that it opens after BreakerFailures batches fail however many
-// decisions each carried.
-func (s *Store) record(trips int, err error, failed int) {
-	s.trips.Add(int64(trips))
-	s.failures.Add(int64(failed))
-	if err != nil {
-		s.breaker.failed(err)
-	} else if trips > 0 || failed == 0 {
-		s.breaker.succeeded()
-	}
-}
-
 // Shared reports that counts are shared by every process using the same
 // Redis and Prefix: it returns true. The startup checks read it.
 func (s *Store) Shared() bool { return true }
@@ -360,6 +363,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", err)
 	}
+	s.nodes.answered()
 	return nil
 }
 
@@ -369,13 +373,18 @@ type Stats struct {
 	// each.
 	Calls int64
 	// RoundTrips is the number of pipelines (or lone commands) that carried
-	// Calls: fewer than Calls when decisions were batched. A pipeline
-	// counts once even when a Redis Cluster splits it among its masters.
+	// Calls: fewer than Calls when decisions were batched. On a cluster a
+	// batch goes to one master; a second pipeline (EVAL after NOSCRIPT, a
+	// redirection) counts as another round trip.
 	RoundTrips int64
 	// Failures is the number of Calls that failed, a caller's own
 	// cancellation aside.
 	Failures int64
-	// BreakerOpens is how many times the circuit breaker opened.
+	// Waited is the number of Calls that found their node's queue full
+	// (Config.MaxQueue) and waited for room.
+	Waited int64
+	// BreakerOpens is how many times a circuit breaker opened, summed over
+	// the nodes.
 	BreakerOpens int64
 	// FailedFast is the number of decisions refused with [ErrUnavailable]
 	// without calling Redis.
@@ -385,23 +394,37 @@ type Stats struct {
 	CacheHits int64
 	// Cached is the number of denials the over-limit cache holds now.
 	Cached int
-	// BreakerOpen reports whether the breaker is open now (or trying
-	// Redis again).
+	// BreakerOpen reports whether a breaker is open now (or trying Redis
+	// again), on any node.
 	BreakerOpen bool
+	// Nodes is the number of Redis nodes the store has sent decisions to,
+	// each with a breaker and a queue of its own: 1, or for a cluster one
+	// per master seen plus one for the time before its map was read.
+	Nodes int
+	// OpenNodes is the number of nodes whose breaker is open now (or
+	// trying Redis again).
+	OpenNodes int
 }
 
 // Stats returns the store's counters. It is safe to call concurrently with
 // Take; the counters are read one by one, not as one snapshot.
 func (s *Store) Stats() Stats {
 	st := Stats{
-		Calls:        s.calls.Load(),
-		RoundTrips:   s.trips.Load(),
-		Failures:     s.failures.Load(),
-		BreakerOpens: s.breaker.opens.Load(),
-		FailedFast:   s.failedFast.Load(),
-		CacheHits:    s.cacheHits.Load(),
-		BreakerOpen:  s.breaker.state.Load() != closed,
+		Calls:      s.stats.calls.Load(),
+		RoundTrips: s.stats.trips.Load(),
+		Failures:   s.stats.failures.Load(),
+		Waited:     s.stats.waited.Load(),
+		FailedFast: s.stats.failedFast.Load(),
+		CacheHits:  s.stats.cacheHits.Load(),
 	}
+	s.nodes.each(func(n *node) {
+		st.Nodes++
+		st.BreakerOpens += n.breaker.opens.Load()
+		if n.breaker.state.Load() != closed {
+			st.OpenNodes++
+		}
+	})
+	st.BreakerOpen = st.OpenNodes > 0
 	if s.cache != nil {
 		st.Cached = s.cache.len()
 	}

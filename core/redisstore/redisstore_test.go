@@ -59,6 +59,16 @@ func (c *counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
+// addHook adds hook to client; on a cluster, to the client of every node,
+// since the store sends each master's batches to that master's client.
+func addHook(client redis.UniversalClient, hook redis.Hook) {
+	if c, ok := client.(*redis.ClusterClient); ok {
+		c.OnNewNode(func(n *redis.Client) { n.AddHook(hook) })
+		return
+	}
+	client.AddHook(hook)
+}
+
 func isScript(cmd redis.Cmder) bool {
 	name := cmd.Name()
 	return name == "evalsha" || name == "eval"
@@ -278,9 +288,9 @@ func TestHashTag(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, MaxBatch: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
+	_, err := redisstore.New(redisstore.Config{Prefix: "a{b", Timeout: -1, MaxBatch: -1, MaxQueue: -1, BreakerFailures: -2, BreakerBackoff: -time.Second})
 	require.Error(t, err)
-	for _, want := range []string{"no Client", "Prefix", "Timeout", "MaxBatch", "BreakerFailures", "BreakerBackoff"} {
+	for _, want := range []string{"no Client", "Prefix", "Timeout", "MaxBatch", "MaxQueue", "BreakerFailures", "BreakerBackoff"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.True(t, strings.HasPrefix(err.Error(), "redisstore: "))
@@ -289,6 +299,7 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, "ratescope:", d.Prefix)
 	assert.Equal(t, 50*time.Millisecond, d.Timeout)
 	assert.Equal(t, 64, d.MaxBatch)
+	assert.Equal(t, 4096, d.MaxQueue)
 	assert.Equal(t, 3, d.BreakerFailures)
 	assert.Equal(t, time.Second, d.BreakerBackoff)
 

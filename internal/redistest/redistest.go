@@ -158,12 +158,19 @@ func (s *Server) Restart() error {
 		"--logfile", "redis.log",
 		"--daemonize", "no",
 		"--protected-mode", "no",
+		// DEBUG SLEEP makes a slow server for failure tests.
+		"--enable-debug-command", "local",
 	}
 	if s.cluster {
 		args = append(args,
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "5000",
+			// A master that fails leaves its slots unserved; the
+			// others keep serving theirs, as a deployment that
+			// wants one failed master to stop only its own keys
+			// must be configured.
+			"--cluster-require-full-coverage", "no",
 		)
 	}
 	cmd := exec.Command(s.bin, args...)
@@ -333,6 +340,12 @@ func (c *Cluster) waitOK() error {
 		_ = cl.Close()
 	}
 	return nil
+}
+
+// Nodes returns the cluster's servers, one per master, in the order of
+// Addrs, so that a test can stop or pause one of them.
+func (c *Cluster) Nodes() []*Server {
+	return c.nodes
 }
 
 // ClusterFor is StartCluster for one test: it fails tb (never skips) if the

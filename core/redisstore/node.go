@@ -1,0 +1,256 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// node is the store's way to one Redis node: the master of a cluster that
+// holds a key, or the one server (or Ring, or Sentinel master) of any other
+// client. Each node has its own circuit breaker and its own queue of
+// decisions and senders, so that a node that fails or stalls holds up only
+// the callers whose keys live on it.
+//
+// Decisions queue while a batch is in flight and are sent by at most
+// senders goroutines, max at a time; a decision that finds no batch in
+// flight is sent at once. A batch waits at most timeout for Redis, from
+// when it is sent: time spent queued while the node keeps answering does
+// not count, so a burst on a healthy node is counted however long its
+// queue. When a batch goes unanswered for timeout the node has stalled:
+// every decision waiting for it fails at once (they would wait for a node
+// that does not answer), and so do they when the breaker opens.
+//
+// The queue holds at most maxQueue decisions. A Take that finds it full
+// waits for room (backpressure) until the node answers and a sender takes
+// decisions out of it, the node stalls, or its context ends.
+type node struct {
+	addr     string                // for logs; "" for the only node of a store
+	client   redis.UniversalClient // the node's own, or the store's
+	fallback redis.UniversalClient // the store's: follows redirections
+	max      int                   // calls per batch
+	senders  int                   // batches in flight at most
+	timeout  time.Duration
+	breaker  breaker
+	liveness liveness
+	counters *counters
+	answered func() // told of every batch Redis answered
+
+	room chan struct{} // a token per queued call: capacity maxQueue
+
+	mu      sync.Mutex
+	queue   []*call
+	running int           // sender goroutines
+	flushed chan struct{} // closed when the queue is failed (stall or open breaker)
+}
+
+// counters are a store's statistics, shared by its nodes.
+type counters struct {
+	calls, trips, failures, failedFast, cacheHits, waited atomic.Int64
+}
+
+// do queues c and waits for its answer, or for ctx to end. It starts a
+// sender if fewer than senders are running, so a call that finds no batch
+// in flight is sent at once. It returns an error only when c was not
+// answered and the caller may not touch it again; c may then have been the
+// breaker's trial call, which another may now make.
+func (n *node) do(ctx context.Context, c *call) error {
+	select {
+	case n.room <- struct{}{}:
+	default:
+		if err := n.waitForRoom(ctx); err != nil {
+			n.breaker.abandoned()
+			return err
+		}
+	}
+	n.mu.Lock()
+	n.queue = append(n.queue, c)
+	start := n.running < n.senders
+	if start {
+		n.running++
+	}
+	n.mu.Unlock()
+	if start {
+		go n.run()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		n.breaker.abandoned()
+		return ctx.Err()
+	}
+}
+
+// waitForRoom waits until the queue has room for one more call and takes it,
+// or fails if the queue is flushed (the node stalled or the breaker opened)
+// or ctx ends first.
+func (n *node) waitForRoom(ctx context.Context) error {
+	n.counters.waited.Add(1)
+	n.mu.Lock()
+	flushed := n.flushed
+	n.mu.Unlock()
+	select {
+	case n.room <- struct{}{}:
+		return nil
+	case <-flushed:
+		if !n.breaker.closed() {
+			return ErrUnavailable
+		}
+		return fmt.Errorf("%w (%s)", errStalled, n.timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run sends batches until the queue is empty, then exits.
+func (n *node) run() {
+	batch := make([]*call, 0, n.max)
+	for {
+		n.mu.Lock()
+		k := min(len(n.queue), n.max)
+		if k == 0 {
+			n.running--
+			n.mu.Unlock()
+			return
+		}
+		batch = append(batch[:0], n.queue[:k]...)
+		rest := copy(n.queue, n.queue[k:])
+		clear(n.queue[rest:])
+		n.queue = n.queue[:rest]
+		n.mu.Unlock()
+		for range k {
+			<-n.room
+		}
+		n.send(batch)
+		clear(batch)
+	}
+}
+
+// send runs one batch: calls whose caller left are dropped, the others go
+// in one pipeline. It records the outcome for the breaker and the stats,
+// and fails the queue if the node stalled or the breaker opened.
+func (n *node) send(batch []*call) {
+	live := batch[:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.fail(err)
+			continue
+		}
+		live = append(live, c)
+	}
+	if len(live) == 0 {
+		n.breaker.abandoned()
+		return
+	}
+	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness)
+	var err error
+	failed := 0
+	answered := false
+	for _, c := range live {
+		e := c.err
+		if e == nil {
+			e = c.cmd.Err()
+		}
+		if e != nil {
+			failed++
+			err = e
+		} else {
+			answered = true
+		}
+	}
+	if answered {
+		err = nil
+	}
+	opened := n.record(trips, err, failed)
+	for _, c := range live {
+		c.finish()
+	}
+	switch {
+	case opened:
+		n.flush(ErrUnavailable)
+	case stalled:
+		n.flush(fmt.Errorf("%w (%s)", errStalled, n.timeout))
+	}
+}
+
+// flush fails every queued call with err and wakes the Takes waiting for
+// room, which fail too.
+func (n *node) flush(err error) {
+	n.mu.Lock()
+	queued := n.queue
+	n.queue = nil
+	close(n.flushed)
+	n.flushed = make(chan struct{})
+	n.mu.Unlock()
+	for range queued {
+		<-n.room
+	}
+	for _, c := range queued {
+		c.fail(err)
+	}
+	// One of them may have been the breaker's trial call: let another go.
+	n.breaker.abandoned()
+}
+
+// record counts the outcome of a batch of calls: trips round trips (one per
+// pipeline), the error that all of them met or nil if Redis answered some,
+// and how many calls failed. The breaker sees one success or one failure per
+// batch, so that it opens after BreakerFailures batches fail however many
+// decisions each carried. It reports whether the breaker opened.
+func (n *node) record(trips int, err error, failed int) bool {
+	n.counters.trips.Add(int64(trips))
+	n.counters.failures.Add(int64(failed))
+	if err != nil {
+		return n.breaker.failed(err)
+	}
+	n.breaker.succeeded()
+	n.answered()
+	return false
+}
+
+// doAlone runs c from the caller's goroutine, as a lone command: the path of
+// MaxBatch 1. The wait ends as [await] says, or when ctx ends. The answer,
+// or the error, is in c.
+func (n *node) doAlone(ctx context.Context, c *call) {
+	done := make(chan *redis.Cmd, 1)
+	runCtx, cancel := context.WithTimeout(context.Background(), hardTimeout(n.timeout))
+	sent := time.Now()
+	go func() {
+		defer cancel()
+		cmd := c.script.Run(runCtx, n.client, []string{c.key}, c.args[4:c.n]...)
+		if redirected(cmd.Err()) {
+			cmd = c.script.Run(runCtx, n.fallback, []string{c.key}, c.args[4:c.n]...)
+		}
+		if cmd.Err() == nil {
+			n.liveness.last.Store(time.Now().UnixNano())
+		}
+		done <- cmd
+	}()
+	cmd, ok := await(ctx, done, sent, n.timeout, &n.liveness)
+	switch {
+	case ok:
+		c.cmd = cmd
+	case ctx.Err() != nil:
+		c.err, c.lost = ctx.Err(), true
+	default:
+		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, n.timeout), true
+	}
+	err := c.err
+	if err == nil {
+		err = c.cmd.Err()
+	}
+	switch {
+	case err == nil:
+		n.record(1, nil, 0)
+	case ctx.Err() != nil:
+		n.counters.trips.Add(1)
+		n.breaker.abandoned()
+	default:
+		n.record(1, err, 1)
+	}
+}
