@@ -25,7 +25,7 @@ const userKey = "user"
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		e := echo.New()
-		cfg := echolimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: true}
+		cfg := echolimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
 		if o.Key {
 			cfg.Key = func(c echo.Context) string { return c.Request().Header.Get(adaptertest.KeyHeader) }
 		}
@@ -155,32 +155,6 @@ func BenchmarkMiddleware(b *testing.B) {
 			e.ServeHTTP(w, req)
 		}
 	})
-}
-
-func TestKeepDecision(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		name string
-		keep bool
-	}{{name: "kept", keep: true}, {name: "not kept", keep: false}} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			lim := adaptertest.NewLimiter(t, storetest.NewClock(storetest.Start))
-			limit, err := echolimit.New(echolimit.Config{Limiter: lim, KeepDecision: tt.keep})
-			require.NoError(t, err)
-			e := echo.New()
-			var found bool
-			e.GET("/api", func(c echo.Context) error {
-				_, found = echolimit.Decision(c)
-				return c.NoContent(http.StatusNoContent)
-			}, limit)
-			w := httptest.NewRecorder()
-			e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api", nil))
-			assert.Equal(t, http.StatusNoContent, w.Code)
-			assert.Equal(t, tt.keep, found, "Decision found")
-			assert.NotEmpty(t, w.Header().Get(core.HeaderRateLimit), "the headers are set either way")
-		})
-	}
 }
 
 // TestAllocations checks the issue 13 bound: the middleware adds at most 2

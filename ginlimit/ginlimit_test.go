@@ -27,7 +27,7 @@ type userKey struct{}
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		r := gin.New()
-		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: true}
+		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
 		if o.Key {
 			cfg.Key = func(c *gin.Context) string { return c.GetHeader(adaptertest.KeyHeader) }
 		}
@@ -137,32 +137,6 @@ func BenchmarkMiddleware(b *testing.B) {
 			r.ServeHTTP(w, req)
 		}
 	})
-}
-
-func TestKeepDecision(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		name string
-		keep bool
-	}{{name: "kept", keep: true}, {name: "not kept", keep: false}} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			lim := adaptertest.NewLimiter(t, storetest.NewClock(storetest.Start))
-			limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, KeepDecision: tt.keep})
-			require.NoError(t, err)
-			r := gin.New()
-			var found bool
-			r.GET("/api", limit, func(c *gin.Context) {
-				_, found = ginlimit.Decision(c)
-				c.Status(http.StatusNoContent)
-			})
-			w := httptest.NewRecorder()
-			r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api", nil))
-			assert.Equal(t, http.StatusNoContent, w.Code)
-			assert.Equal(t, tt.keep, found, "Decision found")
-			assert.NotEmpty(t, w.Header().Get(core.HeaderRateLimit), "the headers are set either way")
-		})
-	}
 }
 
 // TestAllocations checks the issue 13 bound: the middleware adds at most 2
