@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -66,12 +67,33 @@ func fromStd(name string, build func(tb testing.TB, n int) []stdMiddleware) cont
 	}
 }
 
-// contenders are the limiters of the HTTP benchmarks, baseline first.
-var contenders = []contender{
+// bothPeriods are the two limits every contender enforces; onePeriod is
+// the minute limit alone, for the one-window variants of the peers.
+var (
+	bothPeriods = []time.Duration{time.Minute, day}
+	onePeriod   = []time.Duration{time.Minute}
+)
+
+// contenders are the limiters of the HTTP benchmarks, baseline first: each
+// peer with both limits (stacked) and, suffixed "-1w", with the minute
+// limit alone, the work it does for one window.
+var contenders = slices.Concat([]contender{
 	{
 		name: "baseline",
 		gin:  func(testing.TB, int) []gin.HandlerFunc { return nil },
 		echo: func(testing.TB, int) []echo.MiddlewareFunc { return nil },
+	},
+	// nop is one native middleware that does nothing: what the framework
+	// charges any middleware (Echo v4 builds the chain, a closure per
+	// middleware, on every request).
+	{
+		name: "nop",
+		gin:  func(testing.TB, int) []gin.HandlerFunc { return []gin.HandlerFunc{func(c *gin.Context) { c.Next() }} },
+		echo: func(testing.TB, int) []echo.MiddlewareFunc {
+			return []echo.MiddlewareFunc{func(next echo.HandlerFunc) echo.HandlerFunc {
+				return func(c echo.Context) error { return next(c) }
+			}}
+		},
 	},
 	// bridge is a net/http middleware that does nothing, mounted through
 	// the bridges: what the peers without Gin or Echo glue pay before they
@@ -81,107 +103,132 @@ var contenders = []contender{
 		return []stdMiddleware{pass, pass}
 	}),
 	ratescopeContender,
-	{
-		name:    "ulule",
-		stacked: true,
-		gin: func(tb testing.TB, n int) []gin.HandlerFunc {
-			min, day := ululeLimiters(n)
-			return []gin.HandlerFunc{ulegin.NewMiddleware(min), ulegin.NewMiddleware(day)}
+}, peers("", bothPeriods), peers("-1w", onePeriod))
+
+// peers returns the peer contenders enforcing n per period for each of
+// periods, the name of each followed by suffix.
+func peers(suffix string, periods []time.Duration) []contender {
+	stacked := len(periods) > 1
+	cs := []contender{
+		{
+			name: "ulule",
+			gin: func(tb testing.TB, n int) []gin.HandlerFunc {
+				var hs []gin.HandlerFunc
+				for _, l := range ululeLimiters(n, periods) {
+					hs = append(hs, ulegin.NewMiddleware(l))
+				}
+				return hs
+			},
+			echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
+				var ms []echo.MiddlewareFunc
+				for _, l := range ululeLimiters(n, periods) {
+					ms = append(ms, echoBridge(ulestd.NewMiddleware(l).Handler))
+				}
+				return ms
+			},
 		},
-		echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
-			min, day := ululeLimiters(n)
-			return []echo.MiddlewareFunc{
-				echoBridge(ulestd.NewMiddleware(min).Handler),
-				echoBridge(ulestd.NewMiddleware(day).Handler),
-			}
-		},
-	},
-	fromStd("throttled", func(tb testing.TB, n int) []stdMiddleware {
-		var ms []stdMiddleware
-		for _, r := range []throttled.Rate{throttled.PerMin(n), throttled.PerDay(n)} {
-			st, err := throttledmem.NewCtx(0)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			rl, err := throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{MaxRate: r, MaxBurst: n - 1})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			h := &throttled.HTTPRateLimiterCtx{RateLimiter: rl, VaryBy: &throttled.VaryBy{RemoteAddr: true}}
-			ms = append(ms, h.RateLimit)
-		}
-		return ms
-	}),
-	fromStd("sethvargo", func(tb testing.TB, n int) []stdMiddleware {
-		var ms []stdMiddleware
-		for _, p := range []time.Duration{time.Minute, day} {
-			st, err := memorystore.New(&memorystore.Config{Tokens: uint64(n), Interval: p})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			tb.Cleanup(func() { st.Close(context.Background()) })
-			m, err := httplimit.NewMiddleware(st, httplimit.IPKeyFunc())
-			if err != nil {
-				tb.Fatal(err)
-			}
-			ms = append(ms, m.Handle)
-		}
-		return ms
-	}),
-	fromStd("httprate", func(tb testing.TB, n int) []stdMiddleware {
-		return []stdMiddleware{
-			httprate.LimitBy(n, time.Minute, peerKey),
-			httprate.LimitBy(n, day, peerKey),
-		}
-	}),
-	fromStd("tollbooth", func(tb testing.TB, n int) []stdMiddleware {
-		var ms []stdMiddleware
-		for _, p := range []time.Duration{time.Minute, day} {
-			lmt := tollbooth.NewLimiter(float64(n)/p.Seconds(), &tblimiter.ExpirableOptions{DefaultExpirationTTL: 2 * p})
-			lmt.SetBurst(n)
-			lmt.SetIPLookups([]string{"RemoteAddr"})
-			lmt.SetIgnoreURL(true)
-			ms = append(ms, func(next http.Handler) http.Handler { return tollbooth.LimitHandler(lmt, next) })
-		}
-		return ms
-	}),
-	{
-		name:    "echo",
-		stacked: true,
-		echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
-			var ms []echo.MiddlewareFunc
-			for _, p := range []time.Duration{time.Minute, day} {
-				st := echomw.NewRateLimiterMemoryStoreWithConfig(echomw.RateLimiterMemoryStoreConfig{
-					Rate: rate.Limit(float64(n) / p.Seconds()), Burst: n, ExpiresIn: 2 * p,
-				})
-				ms = append(ms, echomw.RateLimiterWithConfig(echomw.RateLimiterConfig{Store: st}))
+		fromStd("throttled", func(tb testing.TB, n int) []stdMiddleware {
+			var ms []stdMiddleware
+			for _, p := range periods {
+				st, err := throttledmem.NewCtx(0)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				r := throttled.PerMin(n)
+				if p == day {
+					r = throttled.PerDay(n)
+				}
+				rl, err := throttled.NewGCRARateLimiterCtx(st, throttled.RateQuota{MaxRate: r, MaxBurst: n - 1})
+				if err != nil {
+					tb.Fatal(err)
+				}
+				h := &throttled.HTTPRateLimiterCtx{RateLimiter: rl, VaryBy: &throttled.VaryBy{RemoteAddr: true}}
+				ms = append(ms, h.RateLimit)
 			}
 			return ms
+		}),
+		fromStd("sethvargo", func(tb testing.TB, n int) []stdMiddleware {
+			var ms []stdMiddleware
+			for _, p := range periods {
+				st, err := memorystore.New(&memorystore.Config{Tokens: uint64(n), Interval: p})
+				if err != nil {
+					tb.Fatal(err)
+				}
+				tb.Cleanup(func() { st.Close(context.Background()) })
+				m, err := httplimit.NewMiddleware(st, httplimit.IPKeyFunc())
+				if err != nil {
+					tb.Fatal(err)
+				}
+				ms = append(ms, m.Handle)
+			}
+			return ms
+		}),
+		fromStd("httprate", func(tb testing.TB, n int) []stdMiddleware {
+			var ms []stdMiddleware
+			for _, p := range periods {
+				ms = append(ms, httprate.LimitBy(n, p, peerKey))
+			}
+			return ms
+		}),
+		fromStd("tollbooth", func(tb testing.TB, n int) []stdMiddleware {
+			var ms []stdMiddleware
+			for _, p := range periods {
+				lmt := tollbooth.NewLimiter(float64(n)/p.Seconds(), &tblimiter.ExpirableOptions{DefaultExpirationTTL: 2 * p})
+				lmt.SetBurst(n)
+				lmt.SetIPLookups([]string{"RemoteAddr"})
+				lmt.SetIgnoreURL(true)
+				ms = append(ms, func(next http.Handler) http.Handler { return tollbooth.LimitHandler(lmt, next) })
+			}
+			return ms
+		}),
+		{
+			name: "echo",
+			echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
+				var ms []echo.MiddlewareFunc
+				for _, p := range periods {
+					st := echomw.NewRateLimiterMemoryStoreWithConfig(echomw.RateLimiterMemoryStoreConfig{
+						Rate: rate.Limit(float64(n) / p.Seconds()), Burst: n, ExpiresIn: 2 * p,
+					})
+					ms = append(ms, echomw.RateLimiterWithConfig(echomw.RateLimiterConfig{Store: st}))
+				}
+				return ms
+			},
 		},
-	},
-	{
-		name:    "xrate",
-		stacked: true,
-		gin: func(tb testing.TB, n int) []gin.HandlerFunc {
-			min, day := newRateMap(n, time.Minute), newRateMap(n, day)
-			return []gin.HandlerFunc{min.gin, day.gin}
+		{
+			name: "xrate",
+			gin: func(tb testing.TB, n int) []gin.HandlerFunc {
+				var hs []gin.HandlerFunc
+				for _, p := range periods {
+					hs = append(hs, newRateMap(n, p).gin)
+				}
+				return hs
+			},
+			echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
+				var ms []echo.MiddlewareFunc
+				for _, p := range periods {
+					ms = append(ms, newRateMap(n, p).echo)
+				}
+				return ms
+			},
 		},
-		echo: func(tb testing.TB, n int) []echo.MiddlewareFunc {
-			min, day := newRateMap(n, time.Minute), newRateMap(n, day)
-			return []echo.MiddlewareFunc{min.echo, day.echo}
-		},
-	},
+	}
+	for i := range cs {
+		cs[i].name += suffix
+		cs[i].stacked = stacked
+	}
+	return cs
 }
 
-// ululeLimiters returns ulule limiters of n a minute and n a day, each with
-// a memory store of its own (a store keeps one count per key, whatever the
-// rate, so two limits cannot share one).
-func ululeLimiters(n int) (min, day *ulule.Limiter) {
-	min = ulule.New(ulemem.NewStoreWithOptions(ulule.StoreOptions{Prefix: "min", CleanUpInterval: ulule.DefaultCleanUpInterval}),
-		ulule.Rate{Period: time.Minute, Limit: int64(n)})
-	day = ulule.New(ulemem.NewStoreWithOptions(ulule.StoreOptions{Prefix: "day", CleanUpInterval: ulule.DefaultCleanUpInterval}),
-		ulule.Rate{Period: 24 * time.Hour, Limit: int64(n)})
-	return min, day
+// ululeLimiters returns ulule limiters of n per period, each with a memory
+// store of its own (a store keeps one count per key, whatever the rate, so
+// two limits cannot share one).
+func ululeLimiters(n int, periods []time.Duration) []*ulule.Limiter {
+	var ls []*ulule.Limiter
+	for _, p := range periods {
+		st := ulemem.NewStoreWithOptions(ulule.StoreOptions{Prefix: p.String(), CleanUpInterval: ulule.DefaultCleanUpInterval})
+		ls = append(ls, ulule.New(st, ulule.Rate{Period: p, Limit: int64(n)}))
+	}
+	return ls
 }
 
 // peerKey keys a request by its peer address, as httprate's documentation

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the comparison benchmarks several times, summarises them with
 # benchstat (medians with their spread) and writes the tables of README.md
-# to results/tables.md. About 8 minutes on 2 cores with the defaults
+# to results/tables.md. About 12 minutes on 2 cores with the defaults
 # (estimated from one pass: 2.5 minutes with COUNT=1 MEM_COUNT=1 BENCHTIME=200ms).
 #
 # Environment:
@@ -36,19 +36,26 @@ mkdir -p "$out"
 } >"$out/env.txt"
 cat "$out/env.txt"
 
-run() { # name, go test arguments...
-	local name=$1
-	shift
+# run builds the test binary once and runs the benchmarks count times, each
+# time all of them once, so that a change of the machine's load (it is
+# shared) falls on every contender alike rather than on those run last.
+run() { # name, count, test binary arguments...
+	local name=$1 count=$2
+	shift 2
 	echo "== $name"
-	go test -run '^$' "$@" . | tee "$out/$name.txt"
+	go test -c -o "$out/bench.test" .
+	: >"$out/$name.txt"
+	for ((i = 0; i < count; i++)); do
+		"$out/bench.test" -test.run '^$' "$@" | tee -a "$out/$name.txt"
+	done
 	"$bin/benchstat" "$out/$name.txt" >"$out/$name.benchstat.txt"
 }
 files=()
 for group in $BENCH; do
 	case $group in
-	http) run http -bench '^Benchmark(Gin|Echo)$' -benchtime "$BENCHTIME" -count "$COUNT" ;;
-	redis) run redis -bench '^Benchmark(Redis|Flood)$' -benchtime "$BENCHTIME" -count "$COUNT" ;;
-	memory) run memory -bench '^BenchmarkMemory$' -benchtime 1x -count "$MEM_COUNT" -timeout 30m ;;
+	http) run http "$COUNT" -test.bench '^Benchmark(Gin|Echo)$' -test.benchtime "$BENCHTIME" -test.benchmem ;;
+	redis) run redis "$COUNT" -test.bench '^Benchmark(Redis|Flood)$' -test.benchtime "$BENCHTIME" -test.benchmem ;;
+	memory) run memory "$MEM_COUNT" -test.bench '^BenchmarkMemory$' -test.benchtime 1x -test.timeout 30m ;;
 	*) echo "run.sh: unknown group $group" >&2; exit 2 ;;
 	esac
 	files+=("$out/$group.txt")

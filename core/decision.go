@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unsafe"
 )
 
 // A Decision is the answer to one request: whether to serve it, and what to
@@ -48,17 +47,10 @@ type Decision struct {
 	limits *kindLimits
 	n      int
 	status [MaxLimits]LimitStatus
-	// values holds the header values SetHeaders writes, so that a
-	// decision and its headers take one allocation.
-	values [3]string
-	// scratch, when not nil, is memory allocated with the decision for the
-	// RateLimit value (see Guard.Decide). SetHeaders uses it once and drops
-	// it: the bytes under a string must never change.
-	scratch *[rateLimitLen]byte
 }
 
-// rateLimitLen is room for the RateLimit value of two limits with long
-// scope names; a longer value is allocated on its own.
+// rateLimitLen is room, on the stack, for the RateLimit value of two limits
+// with long scope names; a longer value costs one more allocation.
 const rateLimitLen = 128
 
 // Limits returns the state of each limit after the request, in the order of
@@ -137,21 +129,24 @@ func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		return
 	}
-	vals := d.values[:]
-	h[HeaderPolicy] = append(vals[0:0:1], d.limits.policy)
+	k := d.limits
+	// The values of the fields share one allocation. Each field gets a
+	// slice of it with no room to grow, so that adding a value to one
+	// field copies it rather than writing over the next field's.
+	n := 2
+	if !d.Allowed {
+		n++
+	}
+	if d.Load {
+		n++
+	}
+	vals := make([]string, n)
 	var buf [rateLimitLen]byte
 	b := buf[:0]
-	if d.scratch != nil {
-		b = d.scratch[:0]
-	}
 	tight := 0
 	for i := range d.n {
 		st := &d.status[i]
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, d.limits.names[i]...)
-		b = append(b, ";r="...)
+		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
 		b = strconv.AppendInt(b, st.Remaining, 10)
 		b = append(b, ";t="...)
 		b = strconv.AppendInt(b, ceilSeconds(st.Reset), 10)
@@ -159,23 +154,20 @@ func (d *Decision) SetHeaders(h http.Header) {
 			tight = i
 		}
 	}
-	var value string
-	if d.scratch != nil && cap(b) == rateLimitLen && &b[:1][0] == &d.scratch[0] {
-		// The value was written into the decision's own memory: make it a
-		// string without copying, and never write there again.
-		value = unsafe.String(&d.scratch[0], len(b))
-		d.scratch = nil
-	} else {
-		value = string(b)
-	}
-	h[HeaderRateLimit] = append(vals[1:1:2], value)
+	vals[0], vals[1] = k.policy, string(b)
+	h[HeaderPolicy] = vals[0:1:1]
+	h[HeaderRateLimit] = vals[1:2:2]
+	next := 2
 	if !d.Allowed {
-		h[HeaderRetryAfter] = append(vals[2:2:3], strconv.FormatInt(d.RetryAfterSeconds(), 10))
+		vals[next] = strconv.FormatInt(d.RetryAfterSeconds(), 10)
+		h[HeaderRetryAfter] = vals[next : next+1 : next+1]
+		next++
 	}
 	if d.Load {
-		h[HeaderWarning] = []string{LoadWarning}
+		vals[next] = LoadWarning
+		h[HeaderWarning] = vals[next : next+1 : next+1]
 	}
-	if d.limits.legacy {
+	if k.legacy {
 		st := &d.status[tight]
 		legacy := make([]string, 3)
 		h["X-Ratelimit-Limit"] = append(legacy[0:0:1], strconv.FormatInt(st.Rate.Limit, 10))

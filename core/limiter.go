@@ -194,6 +194,9 @@ type kindLimits struct {
 	policy  string // the RateLimit-Policy field value
 	legacy  bool
 	names   [MaxLimits]string
+	// parts[i] starts limit i's entry in the RateLimit value: a ", "
+	// after the first, its name and ";r=".
+	parts [MaxLimits]string
 }
 
 // New returns a Limiter for cfg, or the error of [Config.Validate].
@@ -255,8 +258,10 @@ func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy 
 		kl.minimum = min(kl.minimum, r.Limit)
 		kl.warnAt[i] = r.Limit - int64(ratio*float64(r.Limit))
 		kl.names[i] = policyName(scope, kind, r)
+		kl.parts[i] = kl.names[i] + ";r="
 		if i > 0 {
 			kl.policy += ", "
+			kl.parts[i] = ", " + kl.parts[i]
 		}
 		kl.policy += kl.names[i] + ";q=" + strconv.FormatInt(r.Limit, 10) + ";w=" + strconv.FormatInt(int64(r.Period/time.Second), 10)
 	}
@@ -357,12 +362,7 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 	}
 	start := l.start()
 	l.decide(ctx, s, caller, s.kinds[caller.Kind()].clampCost(cost), &d)
-	if l.hook != nil {
-		// The hook gets a copy, so that d itself stays on the stack
-		// when there is no hook.
-		seen := d
-		l.observe(ctx, &seen, start)
-	}
+	l.observe(ctx, &d, start)
 	return d, nil
 }
 
@@ -507,8 +507,10 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 // decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
 // guard's otherwise, clamped.
 func (g *Guard) Cost(route string, k Kind) int64 {
-	if c, ok := g.costs[route]; ok {
-		return c[k]
+	if g.costs != nil {
+		if c, ok := g.costs[route]; ok {
+			return c[k]
+		}
 	}
 	return g.cost[k]
 }
@@ -531,19 +533,22 @@ func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decis
 // decision does not allow the request. A store failure allows the request,
 // as for [Limiter.AllowN]. The decision is observed (Config.Observe).
 func (g *Guard) DecideRoute(ctx context.Context, caller Caller, route string, h http.Header) *Decision {
+	d := new(Decision)
+	g.DecideInto(ctx, d, caller, route, h)
+	return d
+}
+
+// DecideInto is DecideRoute writing the decision into d, which it first
+// clears, instead of into a new Decision: an adapter keeps d in its own
+// variable, so that a request whose decision nobody keeps costs no
+// allocation for it. DecideInto keeps no reference to d: the observation
+// hook (Config.Observe) gets a copy.
+func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, route string, h http.Header) {
 	start := g.lim.start()
-	// One allocation holds the decision, its header values and the bytes
-	// of its RateLimit value.
-	m := new(struct {
-		d       Decision
-		scratch [rateLimitLen]byte
-	})
-	d := &m.d
-	d.scratch = &m.scratch
+	*d = Decision{}
 	g.lim.decide(ctx, g.scope, caller, g.Cost(route, caller.Kind()), d)
 	d.SetHeaders(h)
 	g.lim.observe(ctx, d, start)
-	return d
 }
 
 // Exempt returns the decision for a caller exempt from the limits (an

@@ -54,9 +54,9 @@ func Outcomes() []Outcome {
 // window scope (Decision) or of a balance scope (Balance); the other is nil.
 // Its methods read whichever is set, for an observer that treats both alike.
 type Event struct {
-	// Decision is the decision made in a window scope, or nil. It is shared
-	// with the caller of the limiter: read it during the call, never change
-	// or keep it.
+	// Decision is the decision made in a window scope, or nil: a copy of
+	// the caller's, made for the hook. Read it during the call; never
+	// change or keep it.
 	Decision *Decision
 	// Balance is the decision made in a balance scope ([Limiter.Balance]),
 	// or nil; shared as Decision is.
@@ -113,8 +113,10 @@ func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start 
 	l.hook(ctx, Event{Balance: d, Duration: took})
 }
 
-// observe calls the hook, if any, with d; start is when the decision began
-// (the zero Time if the hook is unset).
+// observe calls the hook, if any, with a copy of d; start is when the
+// decision began (the zero Time if the hook is unset). The hook may keep
+// what it gets, against Event's rule, so it never gets d itself: d may be
+// an adapter's variable, and stays on its stack when there is no hook.
 func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
 	if l.hook == nil {
 		return
@@ -123,7 +125,8 @@ func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
 	if !start.IsZero() {
 		took = time.Since(start)
 	}
-	l.hook(ctx, Event{Decision: d, Duration: took})
+	seen := *d
+	l.hook(ctx, Event{Decision: &seen, Duration: took})
 }
 
 // start returns the time a decision begins, read only when a hook will

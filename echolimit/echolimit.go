@@ -66,6 +66,15 @@ type Config struct {
 	// Default: [DenyJSON].
 	DenyHandler func(c echo.Context, d *core.Decision) error
 
+	// KeepDecision keeps each request's decision in the context, where
+	// the handlers after the middleware read it with [Decision]. It costs
+	// a copy of the decision and, unless an earlier middleware called
+	// c.Set, the context's store that Echo makes on the first c.Set of a
+	// request: three allocations, about 600 bytes, on every request.
+	// Default: false, [Decision] reports no decision; DenyHandler gets the
+	// decision whatever this says.
+	KeepDecision bool
+
 	// ErrorHandler is called when the store failed and the request was
 	// allowed without being counted (fail open). Return nil to serve the
 	// request, or an error to refuse it with that error. The limiter has
@@ -132,8 +141,8 @@ const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
 // invalid, so that no request fails later.
 //
 // For every counted request it sets the RateLimit-Policy and RateLimit
-// headers, and Retry-After when it denies; the handlers after it read the
-// decision with [Decision]. The caller's address comes from
+// headers, and Retry-After when it denies; with Config.KeepDecision the
+// handlers after it read the decision with [Decision]. The caller's address comes from
 // [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
 // limiter's NumProxies says, never from Echo's RealIP.
 func New(cfg Config) (echo.MiddlewareFunc, error) {
@@ -163,29 +172,42 @@ func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// decide stores the decision in c and reports whether to serve the request;
-// if not, the error is the middleware's answer, nil when the deny handler
-// wrote the response itself.
+// decide keeps the decision in c if the configuration says so, and reports
+// whether to serve the request; if not, the error is the middleware's
+// answer, nil when the deny handler wrote the response itself.
 func (m *limiter) decide(c echo.Context) (bool, error) {
 	cfg := &m.cfg
 	r := c.Request()
 	caller := m.caller(c)
-	var d *core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		d = m.guard.Exempt(r.Context(), caller)
-	} else {
-		d = m.guard.DecideRoute(r.Context(), caller, c.Path(), c.Response().Header())
+		m.keep(c, m.guard.Exempt(r.Context(), caller))
+		return true, nil
 	}
-	c.Set(decisionKey, d)
-	switch {
-	case !d.Allowed:
-		return false, cfg.DenyHandler(c, d)
-	case d.StoreErr != nil && cfg.ErrorHandler != nil:
+	// d stays on the stack: only a decision that outlives this function
+	// (kept for Decision, or given to the deny handler) is copied to the
+	// heap.
+	var d core.Decision
+	m.guard.DecideInto(r.Context(), &d, caller, c.Path(), c.Response().Header())
+	if !d.Allowed || cfg.KeepDecision {
+		kept := d
+		m.keep(c, &kept)
+		if !kept.Allowed {
+			return false, cfg.DenyHandler(c, &kept)
+		}
+	}
+	if d.StoreErr != nil && cfg.ErrorHandler != nil {
 		if err := cfg.ErrorHandler(c, d.StoreErr); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
+}
+
+// keep stores d in c for [Decision] if the configuration says so.
+func (m *limiter) keep(c echo.Context, d *core.Decision) {
+	if m.cfg.KeepDecision {
+		c.Set(decisionKey, d)
+	}
 }
 
 // caller returns who made the request of c: by key, by user, or by
@@ -213,8 +235,8 @@ func Must(m echo.MiddlewareFunc, err error) echo.MiddlewareFunc {
 }
 
 // Decision returns the decision the middleware made for the request of c,
-// and whether there is one (false if the middleware did not run or skipped
-// the request).
+// and whether there is one: false if the middleware did not run, skipped
+// the request, or runs without Config.KeepDecision.
 func Decision(c echo.Context) (*core.Decision, bool) {
 	d, ok := c.Get(decisionKey).(*core.Decision)
 	return d, ok

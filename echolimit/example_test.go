@@ -81,7 +81,8 @@ func ExampleConfig_user() {
 		return
 	}
 	limit, err := echolimit.New(echolimit.Config{
-		Limiter: lim,
+		Limiter:      lim,
+		KeepDecision: true, // the handler reads the decision
 		User: func(c echo.Context) string {
 			user, _ := c.Get("user").(string)
 			return user
@@ -133,7 +134,7 @@ func ExampleErrLimited() {
 		fmt.Println(err)
 		return
 	}
-	limit, err := echolimit.New(echolimit.Config{Limiter: lim})
+	limit, err := echolimit.New(echolimit.Config{Limiter: lim, KeepDecision: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -241,8 +242,9 @@ func ExampleConfig_exempt() {
 	admins := map[string]bool{"root": true}
 	internal := netip.MustParsePrefix("10.0.0.0/8")
 	limit, err := echolimit.New(echolimit.Config{
-		Skipper: func(c echo.Context) bool { return c.Path() == "/healthz" },
-		Limiter: lim,
+		Skipper:      func(c echo.Context) bool { return c.Path() == "/healthz" },
+		Limiter:      lim,
+		KeepDecision: true, // the handler reads the decision
 		User: func(c echo.Context) string {
 			user, _ := c.Get("user").(string)
 			return user

@@ -79,9 +79,10 @@ func ExampleConfig_user() {
 		return
 	}
 	limit, err := ginlimit.New(ginlimit.Config{
-		Limiter: lim,
-		User:    func(c *gin.Context) string { return c.GetString("user") },
-		Exempt:  func(_ *gin.Context, caller core.Caller) bool { return caller.User == "root" },
+		Limiter:      lim,
+		KeepDecision: true, // the handler reads the decision
+		User:         func(c *gin.Context) string { return c.GetString("user") },
+		Exempt:       func(_ *gin.Context, caller core.Caller) bool { return caller.User == "root" },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -192,8 +193,9 @@ func ExampleConfig_exempt() {
 	admins := map[string]bool{"root": true}
 	internal := netip.MustParsePrefix("10.0.0.0/8")
 	limit, err := ginlimit.New(ginlimit.Config{
-		Limiter: lim,
-		User:    func(c *gin.Context) string { return c.GetString("user") },
+		Limiter:      lim,
+		KeepDecision: true, // the handler reads the decision
+		User:         func(c *gin.Context) string { return c.GetString("user") },
 		Exempt: func(_ *gin.Context, caller core.Caller) bool {
 			return admins[caller.User] || (caller.User == "" && internal.Contains(caller.Network.Addr()))
 		},

@@ -250,7 +250,7 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	// Most requests are for the scope of the request before: look there
 	// first, and in the map of tables only when it is another.
 	if last := s.last.Load(); last != nil && last.key == key {
-		return last.table.take(req, now), nil
+		return last.pick(&req.Caller).take(req, now), nil
 	}
 	var kt *keyedTable
 	if v, ok := s.tables.Load(key); ok {
@@ -259,7 +259,7 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 		kt = s.newTable(key, len(req.Limits))
 	}
 	s.last.Store(kt)
-	return kt.table.take(req, now), nil
+	return kt.pick(&req.Caller).take(req, now), nil
 }
 
 // maxNanos is the latest time the store counts at: far beyond any real
@@ -283,10 +283,29 @@ func (s *Store) nanos(t time.Time) int64 {
 	return s.baseNano + d
 }
 
-// keyedTable is a table with its key.
+// keyedTable is a table with its key, and the tables its requests go to,
+// so that deciding a request takes one dynamic call: in an anonymous
+// table, v4 for IPv4 callers and other for the rest; else other alone.
 type keyedTable struct {
-	key   tableKey
-	table table
+	key       tableKey
+	table     table
+	v4, other table
+}
+
+func newKeyedTable(key tableKey, t table) *keyedTable {
+	kt := &keyedTable{key: key, table: t, other: t}
+	if a, ok := t.(anonTable); ok {
+		kt.v4, kt.other = a.v4, a.v6
+	}
+	return kt
+}
+
+// pick returns the table that decides a request by caller.
+func (kt *keyedTable) pick(caller *core.Caller) table {
+	if kt.v4 != nil && caller.Network.Addr().Is4() {
+		return kt.v4
+	}
+	return kt.other
 }
 
 func (s *Store) newTable(key tableKey, n int) *keyedTable {
@@ -307,7 +326,7 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 	default:
 		t = newAnonTable[uint16](s, periods)
 	}
-	kt := &keyedTable{key, t}
+	kt := newKeyedTable(key, t)
 	var list []table
 	if old := s.list.Load(); old != nil {
 		list = append(list, *old...)

@@ -8,7 +8,7 @@
 //
 //	func TestSuite(t *testing.T) {
 //		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
-//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs}
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
 //			// ... User, Key, Skip, Exempt, Deny and StoreError as Options says ...
 //			limit, err := ginlimit.New(cfg)
 //			require.NoError(t, err)
@@ -29,7 +29,8 @@
 // and signed-in callers counted apart with the user read from a header or
 // from the context, X-Forwarded-For behind one proxy, exemption, cost, a
 // custom deny handler, failing open when the store fails and an error
-// handler that refuses, and the decision the handler reads; and, for
+// handler that refuses, and the decision the handler reads (none without
+// KeepDecision); and, for
 // running in production, the observation hook with every outcome, shadow
 // mode, per-route costs in one group decision, callers counted by key,
 // the Skipper, and trusted proxies against direct forged requests.
@@ -135,6 +136,10 @@ type Options struct {
 	// return echo.NewHTTPError).
 	StoreError func(err error)
 
+	// DropDecision, when true, leaves Config.KeepDecision false; otherwise
+	// the builder sets it, so that the route's handler finds the decision.
+	DropDecision bool
+
 	// Handler is the route's handler: the builder's handler reads the
 	// decision with the adapter's Decision function and calls Handler with
 	// its response writer and both results. Handler writes the response.
@@ -210,6 +215,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"RouteCostAboveTheLimitIsClamped", testRouteCostClamped},
 		{"KeyCallersApart", testKey},
 		{"Skipper", testSkipper},
+		{"DecisionNotKeptWithoutKeepDecision", testDecisionNotKept},
 		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
 		{"TrustedProxiesWalk", testTrustedWalk},
 	} {
@@ -542,4 +548,17 @@ func testErrorHandler(t *testing.T, build builder) {
 	assert.Zero(t, a.served(), "the handler must not run")
 	require.Len(t, got, 1)
 	assert.ErrorIs(t, got[0], errDown)
+}
+
+// testDecisionNotKept checks that without Config.KeepDecision the handler
+// finds no decision, while the request is counted and gets its headers.
+func testDecisionNotKept(t *testing.T, build builder) {
+	a := newApp(t, build, nil, Options{DropDecision: true})
+	for i := range 2 {
+		w := a.get("192.0.2.1:1234", nil)
+		assert.Equal(t, http.StatusInternalServerError, w.Code, "the handler found no decision")
+		assert.Equal(t, anonPolicy, w.Header().Get(core.HeaderPolicy))
+		assert.Equal(t, `"api.anon.min";r=`+strconv.Itoa(2-i)+`;t=60, "api.anon.day";r=`+strconv.Itoa(99-i)+`;t=86400`, w.Header().Get(core.HeaderRateLimit), "request %d counted", i+1)
+	}
+	assert.Equal(t, 2, a.served())
 }

@@ -196,4 +196,93 @@ func main() {
 	r.table(w, "BenchmarkMemory", "B/caller", "B/caller-idle", "%held-idle", "ns/new-caller")
 	r.table(w, "BenchmarkRedis", "decisions/s", "roundtrips/op", "ns/op", "allocs/op", "B/op")
 	r.table(w, "BenchmarkFlood", "denied/s", "cmds/denied", "roundtrips/denied", "%allowed", "allocs/op")
+	r.targets(w)
+}
+
+// onePeerLibraries are the one-window variants of the peer libraries (the
+// hand-rolled x/time/rate map is no library).
+var onePeerLibraries = []string{"ulule-1w", "throttled-1w", "sethvargo-1w", "httprate-1w", "tollbooth-1w", "echo-1w"}
+
+// overhead returns the median of unit for limiter in bench and caller case
+// c, minus the median of the same for against (the baseline, or nop).
+//
+// When both have a value from every run (run.sh runs every benchmark once
+// per pass), it is the median of the differences within each run instead,
+// so that a change of the machine's load between passes cancels out.
+func (r *results) overhead(bench, limiter, against, c, unit string) (float64, bool) {
+	name, base := bench+"/limiter="+limiter+"/callers="+c, bench+"/limiter="+against+"/callers="+c
+	t, b := r.values[name][unit], r.values[base][unit]
+	if len(t) == 0 || len(b) == 0 {
+		return 0, false
+	}
+	if len(t) != len(b) {
+		return r.stat(name, unit).median - r.stat(base, unit).median, true
+	}
+	d := make([]float64, len(t))
+	for i := range t {
+		d[i] = t[i] - b[i]
+	}
+	slices.Sort(d)
+	m := d[len(d)/2]
+	if len(d)%2 == 0 {
+		m = (d[len(d)/2-1] + d[len(d)/2]) / 2
+	}
+	return m, true
+}
+
+// targets writes the table of issue 13's targets, for the HTTP and Redis
+// results read: each ratio of overheads (over the baseline of the same
+// runs; see overhead), and the allocations beyond a middleware that does
+// nothing (the framework's own cost of any middleware).
+func (r *results) targets(w io.Writer) {
+	type row struct{ target, measured, verdict string }
+	var rows []row
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "missed"
+	}
+	ratio := func(bench, c, vs string, most float64, target string) {
+		ours, ok1 := r.overhead(bench, "ratescope", "baseline", c, "ns/op")
+		theirs, ok2 := r.overhead(bench, vs, "baseline", c, "ns/op")
+		if !ok1 || !ok2 || theirs <= 0 {
+			return
+		}
+		rows = append(rows, row{target, fmt.Sprintf("%.2f× (ratescope +%s ns, %s +%s ns)", ours/theirs, num(ours), vs, num(theirs)), verdict(ours/theirs <= most)})
+	}
+	for _, c := range []string{"1", "10k"} {
+		bench := "BenchmarkGin"
+		fastest, best := "", math.Inf(1)
+		for _, p := range onePeerLibraries {
+			if o, ok := r.overhead(bench, p, "baseline", c, "ns/op"); ok && o < best {
+				fastest, best = p, o
+			}
+		}
+		if fastest != "" {
+			ratio(bench, c, fastest, 0.6, "Gin, callers="+c+": ≤ 0.6× the fastest peer library doing one window")
+		}
+		ratio(bench, c, "xrate-1w", 2, "Gin, callers="+c+": ≤ 2× the x/time/rate map doing one window")
+		ratio("BenchmarkEcho", c, "echo-1w", 1, "Echo, callers="+c+": ≤ 1.0× Echo's RateLimiter doing one window")
+		for _, bench := range []string{"BenchmarkGin", "BenchmarkEcho"} {
+			a, ok1 := r.overhead(bench, "ratescope", "nop", c, "allocs/op")
+			b, ok2 := r.overhead(bench, "ratescope", "nop", c, "B/op")
+			if ok1 && ok2 {
+				rows = append(rows, row{strings.TrimPrefix(bench, "Benchmark") + ", callers=" + c + ": ≤ 2 allocations and 200 B beyond the framework's own (the nop middleware)",
+					fmt.Sprintf("+%s allocs, +%s B", num(a), num(b)), verdict(a <= 2 && b <= 200)})
+			}
+		}
+	}
+	if d := r.stat("BenchmarkRedis/limiter=ratescope/limits=2", "decisions/s"); d.ok {
+		rt := r.stat("BenchmarkRedis/limiter=ratescope/limits=2", "roundtrips/op")
+		rows = append(rows, row{"Redis: ≥ 60,000 decisions/s with two limits at 10,000 callers, one script call each",
+			fmt.Sprintf("%s decisions/s, %s round trips per decision", d, rt), verdict(d.median >= 60000)})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nAgainst the targets (issue 13; overhead = median over the runs of the contender minus the baseline of the same run)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, x := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", x.target, x.measured, x.verdict)
+	}
 }
