@@ -5,12 +5,12 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs bench portal fuzz soak
+.PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 MODULES := prometheus
 
-test: deps fmt-check vet imports docs
+test: deps fmt-check vet imports docs allocs
 	$(GO) test -race -count=1 ./...
 	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
@@ -34,6 +34,12 @@ imports:
 # (internal/doccheck; no network). It runs again, with -race, in ./... .
 docs:
 	$(GO) test -count=1 ./internal/doccheck
+
+# The allocation bounds of the request path (issue 13), without the race
+# detector, which makes sync.Pool drop items at random: the tests are in
+# files built only without it (alloc_test.go, build tag !race).
+allocs:
+	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/
 
 # Runs the example portal on 127.0.0.1:8080 with counts in memory.
 portal:

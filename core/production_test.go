@@ -109,32 +109,6 @@ func TestShadowScopes(t *testing.T) {
 	}
 }
 
-// decisionSink keeps a decision alive, as an adapter that keeps it does.
-var decisionSink *core.Decision
-
-func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
-	ctx := context.Background()
-	ip := anonCaller("192.0.2.1")
-	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2000000000/min"}})
-	allocs := testing.AllocsPerRun(100, func() {
-		if _, err := lim.Allow(ctx, "api", ip); err != nil {
-			t.Fatal(err)
-		}
-	})
-	assert.Zero(t, allocs, "AllowN without a hook")
-
-	g, err := lim.Guard("api", 1)
-	require.NoError(t, err)
-	h := http.Header{}
-	allocs = testing.AllocsPerRun(100, func() { decisionSink = g.Decide(ctx, ip, h) })
-	assert.Equal(t, 3.0, allocs, "Guard.Decide: the decision, the header values and the RateLimit value")
-	var d core.Decision
-	allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, ip, "", h) })
-	assert.Equal(t, 2.0, allocs, "Guard.DecideInto: the header values and the RateLimit value")
-	allocs = testing.AllocsPerRun(100, func() { g.Exempt(ctx, ip) })
-	assert.Equal(t, 1.0, allocs, "Guard.Exempt: the decision")
-}
-
 func TestHeaderValuesDoNotShareRoom(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "1/min,5/day"}})

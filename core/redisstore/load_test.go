@@ -219,6 +219,16 @@ func steadyLoad(t *testing.T, client redis.UniversalClient, d, timeout time.Dura
 // test's figures are about load, not set-up.
 func warmUp(t testing.TB, s *redisstore.Store) {
 	t.Helper()
+	// One decision alone first: a cold store's first round trips (dialling,
+	// the script missing) may take longer than a test's Timeout on a busy
+	// machine, and that is the set-up, not what the tests measure.
+	for i := range 20 {
+		_, err := s.Take(context.Background(), core.Request{Scope: "warm-up", Caller: ipv4(1_000_000 + i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start})
+		if err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // let the breaker's back-off or the dial finish
+	}
 	o := all(s, func(i int) core.Request {
 		return core.Request{Scope: "warm-up", Caller: ipv4(i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 	}, 200)
@@ -230,14 +240,19 @@ func warmUp(t testing.TB, s *redisstore.Store) {
 // exactly 100 of them allowed.
 func TestBackpressure(t *testing.T) {
 	s := loadStore(t, redisstore.Config{Client: newClient(t, server.Addr), MaxBatch: 4, MaxQueue: 8, CacheSize: -1})
+	// Connections dialled and the script loaded first: the first batch of
+	// a cold store makes several round trips, and this test is about the
+	// queue's bound, not about a cold start.
+	warmUp(t, s)
+	waited := s.Stats().Waited
 	req := core.Request{Scope: "backpressure", Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 	o := all(s, func(int) core.Request { return req }, 2000)
 	st := s.Stats()
 	t.Logf("2,000 at once through a queue of 8: %s; %d waited for room", o, st.Waited)
 	assert.Equal(t, int64(100), o.allowed.Load())
 	assert.Zero(t, o.failed.Load())
-	assert.Positive(t, st.Waited, "the bound was reached")
-	assert.Equal(t, int64(2000), st.Calls)
+	assert.Greater(t, st.Waited, waited, "the bound was reached")
+	assert.GreaterOrEqual(t, st.Calls, int64(2000+200+1), "the warm-up's and the test's 2,000")
 }
 
 // TestPausedWithoutContextTimeouts pauses Redis behind a client built
