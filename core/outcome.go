@@ -103,14 +103,9 @@ func (e Event) Cost() int64 {
 
 // observeBalance calls the hook, if any, with d; start is as for observe.
 func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start time.Time) {
-	if l.hook == nil {
-		return
+	if l.hook != nil {
+		l.emit(ctx, Event{Balance: d}, start)
 	}
-	var took time.Duration
-	if !start.IsZero() {
-		took = time.Since(start)
-	}
-	l.hook(ctx, Event{Balance: d, Duration: took})
 }
 
 // observe calls the hook, if any, with a copy of d; start is when the
@@ -118,15 +113,19 @@ func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start 
 // what it gets, against Event's rule, so it never gets d itself: d may be
 // an adapter's variable, and stays on its stack when there is no hook.
 func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
-	if l.hook == nil {
-		return
+	if l.hook != nil {
+		seen := *d
+		l.emit(ctx, Event{Decision: &seen}, start)
 	}
-	var took time.Duration
+}
+
+// emit calls the hook with e and the time since start (none for the zero
+// start of a decision that did not ask the store).
+func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
 	if !start.IsZero() {
-		took = time.Since(start)
+		e.Duration = time.Since(start)
 	}
-	seen := *d
-	l.hook(ctx, Event{Decision: &seen, Duration: took})
+	l.hook(ctx, e)
 }
 
 // start returns the time a decision begins, read only when a hook will

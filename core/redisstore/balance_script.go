@@ -28,16 +28,7 @@ var balanceSHA = balanceScript.Hash()
 // does not have the script.
 const balanceLua = `
 local SECOND = 1000000
-local now = tonumber(ARGV[1])
-if now < 0 then
-	-- Before Redis 5, a script must ask for effects replication before
-	-- it reads the clock and writes.
-	if redis.replicate_commands then
-		redis.replicate_commands()
-	end
-	local t = redis.call('TIME')
-	now = tonumber(t[1]) * SECOND + tonumber(t[2])
-end
+` + nowLua + `
 local cost = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local warn = tonumber(ARGV[4])

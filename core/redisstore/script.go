@@ -29,6 +29,20 @@ import "github.com/redis/go-redis/v9"
 // lost on the way out of Lua's doubles.
 var takeScript = redis.NewScript(takeLua)
 
+// nowLua sets the local now, in microseconds since the Unix epoch, from
+// ARGV[1], or from the server's clock when ARGV[1] is negative (ADR 0003):
+// the start of both scripts.
+const nowLua = `local now = tonumber(ARGV[1])
+if now < 0 then
+	-- Before Redis 5, a script must ask for effects replication before
+	-- it reads the clock and writes.
+	if redis.replicate_commands then
+		redis.replicate_commands()
+	end
+	local t = redis.call('TIME')
+	now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end`
+
 // takeLua is the source of takeScript, sent with EVAL when a server does not
 // have the script (see batch.go).
 const takeLua = `
@@ -38,16 +52,7 @@ local STEP_BACK = 1000000
 local NARROW = 65535
 local PREV_SET = 32768
 local fmod, sub, pack, get = math.fmod, string.sub, struct.pack, struct.unpack
-local now = tonumber(ARGV[1])
-if now < 0 then
-	-- Before Redis 5, a script must ask for effects replication before
-	-- it reads the clock and writes.
-	if redis.replicate_commands then
-		redis.replicate_commands()
-	end
-	local t = redis.call('TIME')
-	now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+` + nowLua + `
 local cost = tonumber(ARGV[2])
 local n = (#ARGV - 2) / 3
 
