@@ -18,30 +18,6 @@ import (
 	"github.com/ratescope/ratescope/internal/redistest"
 )
 
-func TestBalanceConformance(t *testing.T) {
-	t.Parallel()
-	client := newClient(t, server.Addr)
-	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
-		return newStore(t, redisstore.Config{Client: client})
-	})
-}
-
-func TestBalanceConformanceCluster(t *testing.T) {
-	t.Parallel()
-	client := newClusterClient(t)
-	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
-		return newStore(t, redisstore.Config{Client: client})
-	})
-}
-
-func TestBalanceConformanceUnbatched(t *testing.T) {
-	t.Parallel()
-	client := newClient(t, server.Addr)
-	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
-		return newStore(t, redisstore.Config{Client: client, MaxBatch: 1})
-	})
-}
-
 // TestBalanceKeys checks, on a server and on a cluster, that one charge is
 // one script command in one round trip, that every balance key expires
 // 4*Window+1 s after the balance's last step, and that a caller's balance

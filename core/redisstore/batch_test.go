@@ -21,14 +21,6 @@ import (
 	"github.com/ratescope/ratescope/internal/redistest"
 )
 
-func TestConformanceUnbatched(t *testing.T) {
-	t.Parallel()
-	client := newClient(t, server.Addr)
-	storetest.Run(t, func(t *testing.T) core.Store {
-		return newStore(t, redisstore.Config{Client: client, MaxBatch: 1})
-	})
-}
-
 // burst sends goroutines × each decisions at once through s: one hot caller
 // limited to limit (of which exactly limit must be allowed) and many callers
 // with room. It returns how many decisions it sent.

@@ -124,28 +124,37 @@ func anon(addr string) core.Caller {
 	return core.Caller{Network: netip.PrefixFrom(netip.MustParseAddr(addr), 32)}
 }
 
+// TestConformance runs the conformance suites, of windows and of
+// balances, on every way the store can be set up: a server, a cluster,
+// without the over-limit cache, and unbatched (each Take sends its own
+// command).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	client := newClient(t, server.Addr)
-	storetest.Run(t, func(t *testing.T) core.Store {
-		return newStore(t, redisstore.Config{Client: client})
-	})
-}
-
-func TestConformanceCluster(t *testing.T) {
-	t.Parallel()
-	client := newClusterClient(t)
-	storetest.Run(t, func(t *testing.T) core.Store {
-		return newStore(t, redisstore.Config{Client: client})
-	})
-}
-
-func TestConformanceWithoutCache(t *testing.T) {
-	t.Parallel()
-	client := newClient(t, server.Addr)
-	storetest.Run(t, func(t *testing.T) core.Store {
-		return newStore(t, redisstore.Config{Client: client, CacheSize: -1})
-	})
+	for _, tc := range []struct {
+		name     string
+		client   func(t *testing.T) redis.UniversalClient
+		cfg      redisstore.Config
+		balances bool // the cache has no part in balances
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, balances: true},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, balances: true},
+		{name: "without cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{CacheSize: -1}},
+		{name: "unbatched", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{MaxBatch: 1}, balances: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.Client = tc.client(t)
+			t.Run("windows", func(t *testing.T) {
+				storetest.Run(t, func(t *testing.T) core.Store { return newStore(t, cfg) })
+			})
+			if tc.balances {
+				t.Run("balances", func(t *testing.T) {
+					storetest.RunBalance(t, func(t *testing.T) core.BalanceStore { return newStore(t, cfg) })
+				})
+			}
+		})
+	}
 }
 
 // TestTwoProcesses runs two stores, with clients of their own, as two
