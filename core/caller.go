@@ -216,6 +216,14 @@ func walkForwarded(lines []string, visit func(entry string) bool) {
 // parseHostAddr reads an address written as "ip", "ip:port", "[ip]" or
 // "[ip]:port", with spaces around it and an optional IPv6 zone.
 func parseHostAddr(s string) (netip.Addr, bool) {
+	if a, ok := parseIPv4Port(s); ok {
+		return a, true
+	}
+	return parseAnyHostAddr(s)
+}
+
+// parseAnyHostAddr is parseHostAddr without the fast path for IPv4.
+func parseAnyHostAddr(s string) (netip.Addr, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return netip.Addr{}, false
@@ -244,6 +252,38 @@ func parseHostAddr(s string) (netip.Addr, bool) {
 	return a.WithZone("").Unmap(), true
 }
 
+// parseIPv4Port reads the common form of a peer address, "a.b.c.d" or
+// "a.b.c.d:port", with nothing around it, without the general parser: four
+// decimal fields of at most 255 with no leading zero, then optionally ":"
+// and 1 to 5 digits. It reports false for anything else, which
+// parseHostAddr then reads the general way; whatever it accepts, the
+// general way reads as the same address (FuzzParseIPv4Port checks it).
+func parseIPv4Port(s string) (netip.Addr, bool) {
+	var ip [4]byte
+	i := 0
+	for field := range 4 {
+		if field > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Addr{}, false
+			}
+			i++
+		}
+		start, v := i, 0
+		for i < len(s) && i-start < 3 && '0' <= s[i] && s[i] <= '9' {
+			v = v*10 + int(s[i]-'0')
+			i++
+		}
+		if n := i - start; n == 0 || v > 255 || (n > 1 && s[start] == '0') {
+			return netip.Addr{}, false
+		}
+		ip[field] = byte(v)
+	}
+	if i < len(s) && !isPort(s[i:]) {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4(ip), true
+}
+
 // isPort reports whether s is ":" followed by 1 to 5 digits.
 func isPort(s string) bool {
 	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
@@ -263,10 +303,9 @@ func network(a netip.Addr, bits6 int) netip.Prefix {
 	if !a.IsValid() {
 		return netip.Prefix{}
 	}
-	bits := 32
-	if a.Is6() {
-		bits = bits6
+	if a.Is4() {
+		return netip.PrefixFrom(a, 32) // the whole address: nothing to mask
 	}
-	p, _ := a.Prefix(bits)
+	p, _ := a.Prefix(bits6)
 	return p
 }
