@@ -46,7 +46,7 @@ type Decision struct {
 
 	limits *kindLimits
 	n      int
-	status [MaxLimits]LimitStatus
+	res    Result // the store's answer: Limits[:n] are the limits' states
 }
 
 // rateLimitLen is room, on the stack, for the RateLimit value of two limits
@@ -56,7 +56,7 @@ const rateLimitLen = 128
 // Limits returns the state of each limit after the request, in the order of
 // the scope's rates: empty when the request was not counted.
 func (d *Decision) Limits() []LimitStatus {
-	return d.status[:d.n]
+	return d.res.Limits[:d.n]
 }
 
 // Refusing returns the state of the limit that refused the request, the
@@ -66,14 +66,14 @@ func (d *Decision) Limits() []LimitStatus {
 func (d *Decision) Refusing() (LimitStatus, bool) {
 	best := -1
 	for i := range d.n {
-		if d.status[i].RetryAfter > 0 && (best < 0 || d.status[i].RetryAfter > d.status[best].RetryAfter) {
+		if d.res.Limits[i].RetryAfter > 0 && (best < 0 || d.res.Limits[i].RetryAfter > d.res.Limits[best].RetryAfter) {
 			best = i
 		}
 	}
 	if best < 0 {
 		return LimitStatus{}, false
 	}
-	return d.status[best], true
+	return d.res.Limits[best], true
 }
 
 // RetryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when
@@ -145,12 +145,12 @@ func (d *Decision) SetHeaders(h http.Header) {
 	b := buf[:0]
 	tight := 0
 	for i := range d.n {
-		st := &d.status[i]
+		st := &d.res.Limits[i]
 		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
 		b = strconv.AppendInt(b, st.Remaining, 10)
 		b = append(b, ";t="...)
 		b = strconv.AppendInt(b, ceilSeconds(st.Reset), 10)
-		if st.Remaining < d.status[tight].Remaining {
+		if st.Remaining < d.res.Limits[tight].Remaining {
 			tight = i
 		}
 	}
@@ -168,7 +168,7 @@ func (d *Decision) SetHeaders(h http.Header) {
 		h[HeaderWarning] = vals[next : next+1 : next+1]
 	}
 	if k.legacy {
-		st := &d.status[tight]
+		st := &d.res.Limits[tight]
 		legacy := make([]string, 3)
 		h["X-Ratelimit-Limit"] = append(legacy[0:0:1], strconv.FormatInt(st.Rate.Limit, 10))
 		h["X-Ratelimit-Remaining"] = append(legacy[1:1:2], strconv.FormatInt(st.Remaining, 10))

@@ -85,8 +85,12 @@ type Config struct {
 	// X-RateLimit-Reset to the IETF draft fields. Default: false.
 	LegacyHeaders bool
 
-	// Now returns the current time. Default: time.Now. The limiter reads
-	// it once per decision.
+	// Now returns the current time. The limiter reads it once per
+	// decision. Default: the system clock, as time.Now reads it, but
+	// cheaper: a decision reads only the monotonic clock, and the wall
+	// clock is read again once a second, so that a step of the wall clock
+	// is followed within a second (memstore counts on the monotonic clock
+	// alone).
 	Now func() time.Time
 
 	// Logger receives store errors, at most one record per
@@ -188,6 +192,7 @@ type scopeLimits struct {
 }
 
 type kindLimits struct {
+	store   Store // the Limiter's, or the one ForScope gave (ScopedStore)
 	rates   []Rate
 	minimum int64 // the smallest Limit: the largest cost a request may have
 	warnAt  [MaxLimits]int64
@@ -212,7 +217,7 @@ func New(cfg Config) (*Limiter, error) {
 		cfg.LoadRatio = 0.8
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = newSystemClock(anchorEvery).now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -237,6 +242,10 @@ func New(cfg Config) (*Limiter, error) {
 		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
+			sl.kinds[k].store = cfg.Store
+			if ss, ok := cfg.Store.(ScopedStore); ok {
+				sl.kinds[k].store = ss.ForScope(name, Kind(k), rates)
+			}
 		}
 		l.scopes[name] = sl
 	}
@@ -387,8 +396,13 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	k := &s.kinds[caller.Kind()]
 	d.Scope, d.Caller, d.Cost, d.limits = s.name, caller, cost, k
 	now := l.now()
-	res, err := l.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
+	// The result goes straight into d: it is the largest part of a
+	// decision, and copied once.
+	var err error
+	d.res, err = k.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
+	res := &d.res
 	if err != nil {
+		*res = Result{}
 		l.storeFailed(ctx, now, s.name, err)
 		d.Allowed = true
 		d.Outcome = OutcomeFailedOpen
@@ -401,7 +415,6 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 		d.Outcome = OutcomeDenied
 	}
 	d.n = len(k.rates)
-	d.status = res.Limits
 	for i := range d.n {
 		st := &res.Limits[i]
 		d.RetryAfter = max(d.RetryAfter, st.RetryAfter)

@@ -385,3 +385,45 @@ type canceledStore struct{}
 func (canceledStore) Take(context.Context, core.Request) (core.Result, error) {
 	return core.Result{}, context.Canceled
 }
+
+// scopedSpy is a ScopedStore that records what ForScope was asked for and
+// counts the requests each Store it gave decided.
+type scopedSpy struct {
+	core.ScopedStore
+	asked []string
+	took  map[string]int
+}
+
+func (s *scopedSpy) ForScope(scope string, kind core.Kind, limits []core.Rate) core.Store {
+	name := scope + "." + kind.String()
+	s.asked = append(s.asked, name)
+	return storeFunc(func(ctx context.Context, req core.Request) (core.Result, error) {
+		s.took[name]++
+		return s.ScopedStore.ForScope(scope, kind, limits).Take(ctx, req)
+	})
+}
+
+type storeFunc func(context.Context, core.Request) (core.Result, error)
+
+func (f storeFunc) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	return f(ctx, req)
+}
+
+// A Limiter asks a ScopedStore for the Store of each scope and kind of
+// caller once, when it is built, and decides their requests there.
+func TestScopedStore(t *testing.T) {
+	spy := &scopedSpy{ScopedStore: memstore.New(memstore.Config{SweepInterval: -1}), took: map[string]int{}}
+	lim := newLimiter(t, core.Config{Store: spy, Rates: map[string]string{"api.anon": "2/min"}})
+	assert.ElementsMatch(t, []string{"api.anon", "api.user"}, spy.asked)
+	ctx := context.Background()
+	ip := anonCaller("192.0.2.1")
+	for _, want := range []bool{true, true, false} {
+		d, err := lim.Allow(ctx, "api", ip)
+		require.NoError(t, err)
+		assert.Equal(t, want, d.Allowed)
+	}
+	_, err := lim.Allow(ctx, "api", core.Caller{User: "ann"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"api.anon": 3, "api.user": 1}, spy.took)
+	assert.Len(t, spy.asked, 2, "asked once per scope and kind, not per request")
+}

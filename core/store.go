@@ -33,6 +33,20 @@ type Store interface {
 	Take(ctx context.Context, req Request) (Result, error)
 }
 
+// A ScopedStore is a [Store] that can give the requests of one scope and
+// kind of caller, always with the same limits, a Store of their own:
+// ForScope returns a Store that decides those requests exactly as the
+// ScopedStore would, on the same counts, without finding on each request
+// where their counts live. [New] asks for one per scope and kind of caller
+// and sends their requests there. A request with another scope, kind or
+// limits may still reach the Store returned, which must then decide it as
+// the ScopedStore would. The interface is optional; memstore has it, and
+// package storetest runs the conformance suite through ForScope too.
+type ScopedStore interface {
+	Store
+	ForScope(scope string, kind Kind, limits []Rate) Store
+}
+
 // A Request asks a [Store] to take Cost units from every limit in Limits.
 type Request struct {
 	// Scope is the name of the scope the limits belong to.

@@ -133,7 +133,6 @@ type tableKey struct {
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
-	take(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
 	// evict drops one entry, unmarked (or whose mark has passed) unless
@@ -235,31 +234,73 @@ var errNoLimits = errors.New("memstore: request has no limits")
 
 // Take implements [core.Store]. It never returns an error for a request the
 // [core.Limiter] builds.
-func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
-	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	key, ok := keyOf(req.Scope, req.Caller.Kind(), req.Limits)
+	if !ok {
 		return core.Result{}, errNoLimits
 	}
-	key := tableKey{scope: req.Scope, kind: req.Caller.Kind()}
-	for i, r := range req.Limits {
+	// Most requests are for the scope of the request before: look there
+	// first, and in the map of tables only when it is another.
+	if last := s.last.Load(); last != nil && last.key == key {
+		return last.direct.Take(ctx, req)
+	}
+	kt := s.table(key, len(req.Limits))
+	s.last.Store(kt)
+	return kt.direct.Take(ctx, req)
+}
+
+// ForScope implements [core.ScopedStore]: it returns the Store of the table
+// that keeps the counts of scope and kind with those limits, which decides
+// their requests with no lookup of the table (and any other request as
+// Take does). A Limiter asks for one per scope and kind of caller.
+func (s *Store) ForScope(scope string, kind core.Kind, limits []core.Rate) core.Store {
+	key, ok := keyOf(scope, kind, limits)
+	if !ok {
+		return s
+	}
+	return s.table(key, len(limits)).direct
+}
+
+// keyOf returns the key of the table that keeps the counts of scope and
+// kind with those limits, or false if there are no limits or more than
+// [core.MaxLimits].
+func keyOf(scope string, kind core.Kind, limits []core.Rate) (tableKey, bool) {
+	if len(limits) == 0 || len(limits) > core.MaxLimits {
+		return tableKey{}, false
+	}
+	key := tableKey{scope: scope, kind: kind}
+	for i, r := range limits {
 		key.periods[i] = r.Period
 		if !window.Narrow(r.Limit) {
 			key.wide = true
 		}
 	}
-	now := s.nanos(req.Now)
-	// Most requests are for the scope of the request before: look there
-	// first, and in the map of tables only when it is another.
-	if last := s.last.Load(); last != nil && last.key == key {
-		return last.pick(&req.Caller).take(req, now), nil
+	return key, true
+}
+
+// matches reports whether the counts of scope and kind with those limits
+// are kept in the table of k: keyOf would return k. It reads what keyOf
+// reads without building a key, as the table's Store checks every request.
+func (k *tableKey) matches(scope string, kind core.Kind, limits []core.Rate) bool {
+	if kind != k.kind || len(limits) == 0 || len(limits) > core.MaxLimits || scope != k.scope {
+		return false
 	}
-	var kt *keyedTable
+	wide := false
+	for i, r := range limits {
+		if r.Period != k.periods[i] {
+			return false
+		}
+		wide = wide || !window.Narrow(r.Limit)
+	}
+	return wide == k.wide && (len(limits) == core.MaxLimits || k.periods[len(limits)] == 0)
+}
+
+// table returns the table of key, made for n limits if there is none yet.
+func (s *Store) table(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
-		kt = v.(*keyedTable)
-	} else {
-		kt = s.newTable(key, len(req.Limits))
+		return v.(*keyedTable)
 	}
-	s.last.Store(kt)
-	return kt.pick(&req.Caller).take(req, now), nil
+	return s.newTable(key, n)
 }
 
 // maxNanos is the latest time the store counts at: far beyond any real
@@ -283,29 +324,13 @@ func (s *Store) nanos(t time.Time) int64 {
 	return s.baseNano + d
 }
 
-// keyedTable is a table with its key, and the tables its requests go to,
-// so that deciding a request takes one dynamic call: in an anonymous
-// table, v4 for IPv4 callers and other for the rest; else other alone.
+// keyedTable is a table with its key and its Store: the table's own Take,
+// which decides a request with static calls only, so that nothing of the
+// request or its result is copied more than the Store contract copies it.
 type keyedTable struct {
-	key       tableKey
-	table     table
-	v4, other table
-}
-
-func newKeyedTable(key tableKey, t table) *keyedTable {
-	kt := &keyedTable{key: key, table: t, other: t}
-	if a, ok := t.(anonTable); ok {
-		kt.v4, kt.other = a.v4, a.v6
-	}
-	return kt
-}
-
-// pick returns the table that decides a request by caller.
-func (kt *keyedTable) pick(caller *core.Caller) table {
-	if kt.v4 != nil && caller.Network.Addr().Is4() {
-		return kt.v4
-	}
-	return kt.other
+	key    tableKey
+	table  table
+	direct core.Store
 }
 
 func (s *Store) newTable(key tableKey, n int) *keyedTable {
@@ -315,90 +340,105 @@ func (s *Store) newTable(key tableKey, n int) *keyedTable {
 		return v.(*keyedTable)
 	}
 	periods := key.periods[:n]
-	var t table
-	switch {
-	case key.kind == core.User && key.wide:
-		t = newUserTable[uint32](s, periods)
-	case key.kind == core.User:
-		t = newUserTable[uint16](s, periods)
-	case key.wide:
-		t = newAnonTable[uint32](s, periods)
-	default:
-		t = newAnonTable[uint16](s, periods)
+	var kt *keyedTable
+	if key.wide {
+		kt = tablesFor[uint32](s, key, periods)
+	} else {
+		kt = tablesFor[uint16](s, key, periods)
 	}
-	kt := newKeyedTable(key, t)
 	var list []table
 	if old := s.list.Load(); old != nil {
 		list = append(list, *old...)
 	}
-	list = append(list, t)
+	list = append(list, kt.table)
 	s.list.Store(&list)
 	s.tables.Store(key, kt)
 	return kt
 }
 
-// tableFor returns a table of entries with one window per period, each of
-// counters of type T.
-func tableFor[T window.Counter, K comparable](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) table {
+// tablesFor returns the tables of key, with one window of counters of type
+// T per period.
+func tablesFor[T window.Counter](s *Store, key tableKey, periods []time.Duration) *keyedTable {
 	switch len(periods) {
 	case 1:
-		return newTable[K, T, [1]window.Counts[T]](s, periods, hash, id)
+		return tableOf[T, [1]window.Counts[T]](s, key, periods)
 	case 2:
-		return newTable[K, T, [2]window.Counts[T]](s, periods, hash, id)
+		return tableOf[T, [2]window.Counts[T]](s, key, periods)
 	case 3:
-		return newTable[K, T, [3]window.Counts[T]](s, periods, hash, id)
+		return tableOf[T, [3]window.Counts[T]](s, key, periods)
 	}
-	return newTable[K, T, [4]window.Counts[T]](s, periods, hash, id)
+	return tableOf[T, [4]window.Counts[T]](s, key, periods)
 }
 
-func newUserTable[T window.Counter](s *Store, periods []time.Duration) table {
+// tableOf returns the tables of key: one for signed-in callers, or a pair
+// for anonymous callers.
+func tableOf[T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration) *keyedTable {
+	if key.kind == core.User {
+		return userTable[T, W](s, key, periods)
+	}
+	return anonTable[T, W](s, key, periods)
+}
+
+func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration) *keyedTable {
 	seed := maphash.MakeSeed()
-	return tableFor[T](s, periods,
+	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
 		func(c core.Caller) string { return core.UserKey(c.User) })
+	return &keyedTable{key: key, table: t, direct: t}
 }
 
-// anonTable keeps IPv4 callers under 4-byte keys and the others (IPv6
+// anonPair keeps IPv4 callers under 4-byte keys and the others (IPv6
 // networks, unknown addresses) under 16-byte keys: most anonymous traffic
 // is IPv4, and the key is a large part of an entry's memory.
-type anonTable struct {
-	v4, v6 table
+type anonPair[T window.Counter, W counts[T]] struct {
+	v4 *genericTable[uint32, T, W]
+	v6 *genericTable[[16]byte, T, W]
 }
 
-func newAnonTable[T window.Counter](s *Store, periods []time.Duration) table {
+func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration) *keyedTable {
 	// Callers choose their addresses, so the hash is seeded; shards only
 	// spread lock contention, so a skew would cost speed, never
 	// correctness.
 	seed := rand.Uint64()
-	return anonTable{
-		v4: tableFor[T](s, periods,
+	a := &anonPair[T, W]{
+		v4: newTable[uint32, T, W](s, key, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
 			func(c core.Caller) uint32 {
 				a := c.Network.Addr().As4()
 				return binary.BigEndian.Uint32(a[:])
 			}),
-		v6: tableFor[T](s, periods,
+		v6: newTable[[16]byte, T, W](s, key, periods,
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
 			func(c core.Caller) [16]byte { return c.Key16() }),
 	}
+	return &keyedTable{key: key, table: a, direct: a}
 }
 
-func (a anonTable) take(req core.Request, now int64) core.Result {
-	if req.Caller.Network.Addr().Is4() {
-		return a.v4.take(req, now)
+// Take decides req in the table of its address family, if req is one of
+// the pair's requests, and as [Store.Take] does otherwise.
+func (a *anonPair[T, W]) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	if !a.v4.key.matches(req.Scope, req.Caller.Kind(), req.Limits) {
+		return a.v4.store.Take(ctx, req)
 	}
-	return a.v6.take(req, now)
+	var res core.Result
+	now := a.v4.store.nanos(req.Now)
+	if req.Caller.Network.Addr().Is4() {
+		a.v4.take(&req, now, &res)
+	} else {
+		a.v6.take(&req, now, &res)
+	}
+	return res, nil
 }
 
-func (a anonTable) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }
+func (a *anonPair[T, W]) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }
 
-func (a anonTable) evict(now int64, marked bool) bool {
+func (a *anonPair[T, W]) evict(now int64, marked bool) bool {
 	return a.v4.evict(now, marked) || a.v6.evict(now, marked)
 }
 
-func (a anonTable) len() int { return a.v4.len() + a.v6.len() }
+func (a *anonPair[T, W]) len() int { return a.v4.len() + a.v6.len() }
 
 // mix scrambles the bits of x so that every bit of the result depends on
 // every bit of x.

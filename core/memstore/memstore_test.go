@@ -104,16 +104,24 @@ func TestBackgroundSweep(t *testing.T) {
 	assert.False(t, s.Shared())
 }
 
+// BenchmarkTake measures a decision with a minute and a day limit, through
+// the Store ("Take") and through the Store that ForScope gives, as a
+// core.Limiter decides ("ForScope").
 func BenchmarkTake(b *testing.B) {
 	now := storetest.Start
 	for _, bc := range []struct {
-		name    string
-		callers int
-	}{{"hot", 1}, {"callers=10000", 10_000}} {
+		name     string
+		callers  int
+		forScope bool
+	}{{"hot", 1, false}, {"callers=10000", 10_000, false}, {"ForScope/hot", 1, true}, {"ForScope/callers=10000", 10_000, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := memstore.New(memstore.Config{SweepInterval: -1})
 			defer s.Close()
 			limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
+			var st core.Store = s
+			if bc.forScope {
+				st = s.ForScope("api", core.Anonymous, limits)
+			}
 			callers := make([]core.Caller, bc.callers)
 			for i := range callers {
 				callers[i] = nthCaller(i)
@@ -125,7 +133,7 @@ func BenchmarkTake(b *testing.B) {
 				i := 0
 				for pb.Next() {
 					i++
-					res, err := s.Take(ctx, core.Request{Scope: "api", Caller: callers[i%len(callers)], Limits: limits, Cost: 1, Now: now})
+					res, err := st.Take(ctx, core.Request{Scope: "api", Caller: callers[i%len(callers)], Limits: limits, Cost: 1, Now: now})
 					if err != nil || !res.Allowed {
 						b.Fatal("denied", err)
 					}
@@ -162,4 +170,38 @@ func TestBalanceConformance(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// The Store of ForScope shares its counts with Take, and decides a request
+// of another scope, kind or limits as Take does.
+func TestForScope(t *testing.T) {
+	s := memstore.New(memstore.Config{SweepInterval: -1})
+	defer s.Close()
+	ctx := context.Background()
+	limits := []core.Rate{core.PerMinute(2), core.PerDay(10)}
+	st := s.ForScope("api", core.Anonymous, limits)
+	ip := nthCaller(1)
+	take := func(st core.Store, scope string, caller core.Caller, limits []core.Rate) bool {
+		t.Helper()
+		res, err := st.Take(ctx, core.Request{Scope: scope, Caller: caller, Limits: limits, Cost: 1, Now: storetest.Start})
+		require.NoError(t, err)
+		return res.Allowed
+	}
+	assert.True(t, take(st, "api", ip, limits))
+	assert.True(t, take(s, "api", ip, limits), "Take sees the count of ForScope's Store")
+	assert.False(t, take(st, "api", ip, limits), "and ForScope's Store the count of Take")
+
+	// Requests that are not the ForScope Store's are decided as Take
+	// decides them, each in its own count.
+	assert.True(t, take(st, "other", ip, limits), "another scope")
+	assert.True(t, take(st, "api", core.Caller{User: "ann"}, limits), "a signed-in caller")
+	assert.True(t, take(st, "api", ip, limits[:1]), "other limits")
+	assert.True(t, take(st, "api", ip, []core.Rate{core.PerMinute(100000), core.PerDay(10)}), "limits of wider counters")
+	v6 := core.Caller{Network: netip.MustParsePrefix("2001:db8::/64")}
+	assert.True(t, take(st, "api", v6, limits))
+	assert.True(t, take(st, "api", v6, limits))
+	assert.False(t, take(s, "api", v6, limits), "IPv6 callers share their count too")
+
+	_, err := s.ForScope("api", core.Anonymous, nil).Take(ctx, core.Request{Scope: "api", Caller: ip, Cost: 1, Now: storetest.Start})
+	assert.Error(t, err, "no limits: the Store itself reports it")
 }

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,6 +128,7 @@ func (sh *shard[K, T, W]) alloc() uint32 {
 // genericTable holds the entries of one scope and kind of caller.
 type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	store   *Store
+	key     tableKey       // the key of its requests (of either family, for anonPair)
 	shapes  []window.Shape // of each window
 	longest int64          // the longest period, in nanoseconds
 	hash    func(K) uint64
@@ -135,8 +137,8 @@ type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	shards  [shardCount]shard[K, T, W]
 }
 
-func newTable[K comparable, T window.Counter, W counts[T]](s *Store, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
-	t := &genericTable[K, T, W]{store: s, hash: hash, id: id}
+func newTable[K comparable, T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
+	t := &genericTable[K, T, W]{store: s, key: key, hash: hash, id: id}
 	t.shapes = make([]window.Shape, len(periods))
 	for i, p := range periods {
 		t.shapes[i] = window.ShapeOf(p)
@@ -148,10 +150,23 @@ func newTable[K comparable, T window.Counter, W counts[T]](s *Store, periods []t
 	return t
 }
 
-func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
+// Take decides req in t, if req is one of t's requests, and as
+// [Store.Take] does otherwise.
+func (t *genericTable[K, T, W]) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	if !t.key.matches(req.Scope, req.Caller.Kind(), req.Limits) {
+		return t.store.Take(ctx, req)
+	}
+	var res core.Result
+	t.take(&req, t.store.nanos(req.Now), &res)
+	return res, nil
+}
+
+// take decides req, one of t's requests, at now (see Store.nanos), and
+// writes the result to res, which is zero. Its callers call it statically,
+// so that req and res stay on their stacks.
+func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Result) {
 	k := t.id(req.Caller)
 	sh := &t.shards[t.hash(k)%shardCount]
-	var res core.Result
 	var sums [core.MaxLimits]int64
 
 	sh.mu.Lock()
@@ -224,7 +239,6 @@ func (t *genericTable[K, T, W]) take(req core.Request, now int64) core.Result {
 		}
 	}
 	res.Allowed = allowed
-	return res
 }
 
 // makeRoom makes room for the new entry of k, in sh (locked), when the

@@ -62,9 +62,21 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.fn(t, newStore(t))
+			s := newStore(t)
+			tc.fn(t, s)
+			if ss, ok := s.(core.ScopedStore); ok {
+				t.Run("ForScope", func(t *testing.T) { tc.fn(t, scoped{ss}) })
+			}
 		})
 	}
+}
+
+// scoped sends every request to the Store that its ScopedStore gives for
+// the request's scope, kind and limits, as a Limiter does.
+type scoped struct{ s core.ScopedStore }
+
+func (v scoped) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	return v.s.ForScope(req.Scope, req.Caller.Kind(), req.Limits).Take(ctx, req)
 }
 
 // caller is a test helper that sends requests for one caller and scope.
