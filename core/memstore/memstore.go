@@ -133,6 +133,9 @@ type tableKey struct {
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
+	// decide decides req, one of the table's requests, at now (see
+	// Store.nanos): Store.Take's one dynamic call.
+	decide(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
 	// evict drops one entry, unmarked (or whose mark has passed) unless
@@ -234,19 +237,19 @@ var errNoLimits = errors.New("memstore: request has no limits")
 
 // Take implements [core.Store]. It never returns an error for a request the
 // [core.Limiter] builds.
-func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
+func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	key, ok := keyOf(req.Scope, req.Caller.Kind(), req.Limits)
 	if !ok {
 		return core.Result{}, errNoLimits
 	}
 	// Most requests are for the scope of the request before: look there
 	// first, and in the map of tables only when it is another.
-	if last := s.last.Load(); last != nil && last.key == key {
-		return last.direct.Take(ctx, req)
+	kt := s.last.Load()
+	if kt == nil || kt.key != key {
+		kt = s.table(key, len(req.Limits))
+		s.last.Store(kt)
 	}
-	kt := s.table(key, len(req.Limits))
-	s.last.Store(kt)
-	return kt.direct.Take(ctx, req)
+	return kt.table.decide(req, s.nanos(req.Now)), nil
 }
 
 // ForScope implements [core.ScopedStore]: it returns the Store of the table
@@ -423,13 +426,24 @@ func (a *anonPair[T, W]) Take(ctx context.Context, req core.Request) (core.Resul
 		return a.v4.store.Take(ctx, req)
 	}
 	var res core.Result
-	now := a.v4.store.nanos(req.Now)
-	if req.Caller.Network.Addr().Is4() {
-		a.v4.take(&req, now, &res)
-	} else {
-		a.v6.take(&req, now, &res)
-	}
+	a.takeInto(&req, a.v4.store.nanos(req.Now), &res)
 	return res, nil
+}
+
+// takeInto decides req, one of the pair's requests, in the table of its
+// address family.
+func (a *anonPair[T, W]) takeInto(req *core.Request, now int64, res *core.Result) {
+	if req.Caller.Network.Addr().Is4() {
+		a.v4.take(req, now, res)
+	} else {
+		a.v6.take(req, now, res)
+	}
+}
+
+func (a *anonPair[T, W]) decide(req core.Request, now int64) core.Result {
+	var res core.Result
+	a.takeInto(&req, now, &res)
+	return res
 }
 
 func (a *anonPair[T, W]) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }

@@ -161,6 +161,12 @@ func (t *genericTable[K, T, W]) Take(ctx context.Context, req core.Request) (cor
 	return res, nil
 }
 
+func (t *genericTable[K, T, W]) decide(req core.Request, now int64) core.Result {
+	var res core.Result
+	t.take(&req, now, &res)
+	return res
+}
+
 // take decides req, one of t's requests, at now (see Store.nanos), and
 // writes the result to res, which is zero. Its callers call it statically,
 // so that req and res stay on their stacks.
