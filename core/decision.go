@@ -148,8 +148,12 @@ func (d *Decision) SetHeaders(h http.Header) {
 		st := &d.res.Limits[i]
 		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
 		b = strconv.AppendInt(b, st.Remaining, 10)
-		b = append(b, ";t="...)
-		b = strconv.AppendInt(b, ceilSeconds(st.Reset), 10)
+		if t := ceilSeconds(st.Reset); t == k.full[i] {
+			b = append(b, k.tails[i]...) // every allowed request
+		} else {
+			b = append(b, ";t="...)
+			b = strconv.AppendInt(b, t, 10)
+		}
 		if st.Remaining < d.res.Limits[tight].Remaining {
 			tight = i
 		}

@@ -202,6 +202,10 @@ type kindLimits struct {
 	// parts[i] starts limit i's entry in the RateLimit value: a ", "
 	// after the first, its name and ";r=".
 	parts [MaxLimits]string
+	// full[i] is limit i's t when its window is a whole period from
+	// empty, as after every allowed request; tails[i] is ";t=" and it.
+	full  [MaxLimits]int64
+	tails [MaxLimits]string
 }
 
 // New returns a Limiter for cfg, or the error of [Config.Validate].
@@ -268,6 +272,8 @@ func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy 
 		kl.warnAt[i] = r.Limit - int64(ratio*float64(r.Limit))
 		kl.names[i] = policyName(scope, kind, r)
 		kl.parts[i] = kl.names[i] + ";r="
+		kl.full[i] = ceilSeconds(r.Period)
+		kl.tails[i] = ";t=" + strconv.FormatInt(kl.full[i], 10)
 		if i > 0 {
 			kl.policy += ", "
 			kl.parts[i] = ", " + kl.parts[i]

@@ -245,7 +245,8 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 func TestSetHeaders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true})
+	clock := storetest.NewClock(storetest.Start)
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true, Now: clock.Now})
 	ip := anonCaller("192.0.2.12")
 	d, err := lim.Allow(ctx, "api", ip)
 	require.NoError(t, err)
@@ -269,10 +270,19 @@ func TestSetHeaders(t *testing.T) {
 	assert.Equal(t, `"api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400`, h.Get("RateLimit"))
 	assert.Equal(t, core.DenyBody{Detail: "Request was throttled. Expected available in 60 seconds.", RetryAfter: 60}, d.DenyBody())
 
+	// Later, t counts down to when each window is empty.
+	clock.Advance(15 * time.Second)
+	d, err = lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	h = http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, "45", h.Get("Retry-After"))
+	assert.Equal(t, `"api.anon.min";r=0;t=45, "api.anon.day";r=98;t=86385`, h.Get("RateLimit"))
+
 	// A header value set by SetHeaders can be changed without touching
 	// another field's value.
 	h.Add("RateLimit", "x")
-	assert.Equal(t, []string{"60"}, h.Values("Retry-After"))
+	assert.Equal(t, []string{"45"}, h.Values("Retry-After"))
 }
 
 func TestLimiterConfigDefaults(t *testing.T) {
