@@ -50,6 +50,7 @@ fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseIPv4Port -fuzztime=30s
 
 # The long load and fault runs (build tag soak; about 10 minutes, without
 # the race detector): 10,000,000 new callers through memstore, a minute of
