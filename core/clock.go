@@ -7,17 +7,15 @@ import (
 
 // systemClock is the default clock of a Limiter (Config.Now): the times of
 // time.Now, for one read of the system's monotonic clock per decision
-// instead of time.Now's two (the wall clock and the monotonic one), which
-// is about a third of the cost of reading the time.
+// instead of time.Now's two (the wall clock and the monotonic one).
 //
 // It keeps an anchor, a time from time.Now, and returns the anchor moved
-// on by the monotonic time elapsed since: the same wall time as time.Now
-// gives, but for a step of the wall clock since the anchor, and the same
-// monotonic reading. The anchor is taken again once it is older than
-// every (a second), so
-// that a step of the wall clock (which only the Redis store's
-// RequestClock and the balances of memstore read) is followed within that
-// time.
+// on by the monotonic time elapsed since: the same monotonic reading as
+// time.Now gives, and the same wall time but for a step of the wall clock
+// since the anchor. The anchor is taken again once it is older than every
+// (a second), so that a step of the wall clock is followed within that
+// time by what reads the wall time (the Redis store's RequestClock,
+// memstore's balances).
 type systemClock struct {
 	every  time.Duration
 	anchor atomic.Pointer[time.Time]

@@ -133,6 +133,10 @@ type tableKey struct {
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
+	// Take is the table's own Store, which ForScope gives: it decides a
+	// request with static calls only, so that nothing of the request or
+	// its result is copied more than the Store contract copies it.
+	core.Store
 	// decide decides req, one of the table's requests, at now (see
 	// Store.nanos): Store.Take's one dynamic call.
 	decide(req core.Request, now int64) core.Result
@@ -261,7 +265,7 @@ func (s *Store) ForScope(scope string, kind core.Kind, limits []core.Rate) core.
 	if !ok {
 		return s
 	}
-	return s.table(key, len(limits)).direct
+	return s.table(key, len(limits)).table
 }
 
 // keyOf returns the key of the table that keeps the counts of scope and
@@ -327,13 +331,10 @@ func (s *Store) nanos(t time.Time) int64 {
 	return s.baseNano + d
 }
 
-// keyedTable is a table with its key and its Store: the table's own Take,
-// which decides a request with static calls only, so that nothing of the
-// request or its result is copied more than the Store contract copies it.
+// keyedTable is a table with its key.
 type keyedTable struct {
-	key    tableKey
-	table  table
-	direct core.Store
+	key   tableKey
+	table table
 }
 
 func (s *Store) newTable(key tableKey, n int) *keyedTable {
@@ -387,7 +388,7 @@ func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
 		func(c core.Caller) string { return core.UserKey(c.User) })
-	return &keyedTable{key: key, table: t, direct: t}
+	return &keyedTable{key: key, table: t}
 }
 
 // anonPair keeps IPv4 callers under 4-byte keys and the others (IPv6
@@ -416,7 +417,7 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 			},
 			func(c core.Caller) [16]byte { return c.Key16() }),
 	}
-	return &keyedTable{key: key, table: a, direct: a}
+	return &keyedTable{key: key, table: a}
 }
 
 // Take decides req in the table of its address family, if req is one of
