@@ -62,6 +62,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -335,9 +336,9 @@ func LogMessages(ctx context.Context, logger *slog.Logger, msgs []Message) {
 	}
 }
 
-// A Probe is a request that [ClientIP] asks both ratescope and the web
+// A probe is a request that [ClientIP] asks both ratescope and the web
 // framework about.
-type Probe struct {
+type probe struct {
 	// Peer is the address the request comes from, as in
 	// http.Request.RemoteAddr.
 	Peer string
@@ -346,10 +347,11 @@ type Probe struct {
 }
 
 // probes are requests where the usual settings disagree: straight from a
-// public address with a forged header, and from private (proxy) addresses
+// public address (IPv4 and IPv6) with a forged header, and from private (proxy) addresses
 // with a header holding a forged entry and the caller.
-var probes = []Probe{
+var probes = []probe{
 	{Peer: "203.0.113.10:40000", ForwardedFor: "198.51.100.20"},
+	{Peer: "[2001:db8::10]:40000", ForwardedFor: "198.51.100.20"},
 	{Peer: "10.0.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
 	{Peer: "127.0.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
 	{Peer: "192.168.0.1:40000", ForwardedFor: "198.51.100.20, 192.0.2.30"},
@@ -366,7 +368,7 @@ var probes = []Probe{
 func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request) string) []Message {
 	ps := slices.Clone(probes)
 	for _, n := range lim.Config().TrustedProxies {
-		ps = append(ps, Probe{Peer: n.Addr().String() + ":40000", ForwardedFor: "198.51.100.20, 192.0.2.30"})
+		ps = append(ps, probe{Peer: netip.AddrPortFrom(n.Addr(), 40000).String(), ForwardedFor: "198.51.100.20, 192.0.2.30"})
 	}
 	for _, p := range ps {
 		r, _ := http.NewRequest(http.MethodGet, "/", nil)
@@ -375,8 +377,12 @@ func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request
 			r.Header.Set("X-Forwarded-For", p.ForwardedFor)
 		}
 		theirs := clientIP(r)
-		ours := lim.Caller(r, "").Network.Addr().String()
-		if theirs != ours {
+		// The framework's address is ratescope's caller if ratescope
+		// counts it there: the same IPv4 address, or an IPv6 address in
+		// the network (/64 by default) it counts.
+		counted := lim.Caller(r, "").Network
+		ours := counted.Addr().String()
+		if a, err := netip.ParseAddr(theirs); err != nil || !counted.Contains(a.Unmap()) {
 			return []Message{{
 				ID:    IDClientIPDiffers,
 				Level: Warning,
