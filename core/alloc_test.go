@@ -39,6 +39,8 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	var d core.Decision
 	allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, ip, "", h) })
 	assert.Equal(t, 2.0, allocs, "Guard.DecideInto: the header values and the RateLimit value")
-	allocs = testing.AllocsPerRun(100, func() { g.Exempt(ctx, ip) })
+	allocs = testing.AllocsPerRun(100, func() { decisionSink = g.Exempt(ctx, ip) })
 	assert.Equal(t, 1.0, allocs, "Guard.Exempt: the decision")
+	allocs = testing.AllocsPerRun(100, func() { g.ExemptInto(ctx, &d, ip, "") })
+	assert.Zero(t, allocs, "Guard.ExemptInto")
 }

@@ -570,14 +570,23 @@ func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, rout
 	g.lim.observe(ctx, d, start)
 }
 
-// Exempt returns the decision for a caller exempt from the limits (an
-// administrator): allowed, not counted, with Outcome OutcomeExempt and no
-// headers to write. The decision is observed (Config.Observe), so that
-// exempt requests are seen too.
+// Exempt is ExemptInto on a new Decision, for a request at the guard's
+// own cost.
 func (g *Guard) Exempt(ctx context.Context, caller Caller) *Decision {
-	d := &Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.cost[caller.Kind()]}
-	g.lim.observe(ctx, d, time.Time{})
+	d := new(Decision)
+	g.ExemptInto(ctx, d, caller, "")
 	return d
+}
+
+// ExemptInto writes into d the decision for a request to route (its
+// pattern, or "") by a caller exempt from the limits (an administrator):
+// allowed, not counted, with Outcome OutcomeExempt, the route's cost
+// ([Guard.Cost]) and no headers to write. The decision is observed
+// (Config.Observe), so that exempt requests are seen too. As
+// [Guard.DecideInto], it keeps no reference to d.
+func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
+	*d = Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.Cost(route, caller.Kind())}
+	g.lim.observe(ctx, d, time.Time{})
 }
 
 // StoreFailures returns how many decisions failed open because the store

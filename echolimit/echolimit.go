@@ -179,15 +179,15 @@ func (m *limiter) decide(c echo.Context) (bool, error) {
 	cfg := &m.cfg
 	r := c.Request()
 	caller := m.caller(c)
-	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		m.keep(c, m.guard.Exempt(r.Context(), caller))
-		return true, nil
-	}
 	// d stays on the stack: only a decision that outlives this function
 	// (kept for Decision, or given to the deny handler) is copied to the
 	// heap.
 	var d core.Decision
-	m.guard.DecideInto(r.Context(), &d, caller, c.Path(), c.Response().Header())
+	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		m.guard.ExemptInto(r.Context(), &d, caller, c.Path())
+	} else {
+		m.guard.DecideInto(r.Context(), &d, caller, c.Path(), c.Response().Header())
+	}
 	if !d.Allowed || cfg.KeepDecision {
 		kept := d
 		m.keep(c, &kept)

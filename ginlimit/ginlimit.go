@@ -157,15 +157,15 @@ func (m *middleware) handle(c *gin.Context) {
 		return
 	}
 	caller := m.caller(c)
-	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		m.keep(c, m.guard.Exempt(c.Request.Context(), caller))
-		return
-	}
 	// d stays on the stack: only a decision that outlives this function
 	// (kept for Decision, or given to the deny handler) is copied to the
 	// heap.
 	var d core.Decision
-	m.guard.DecideInto(c.Request.Context(), &d, caller, c.FullPath(), c.Writer.Header())
+	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		m.guard.ExemptInto(c.Request.Context(), &d, caller, c.FullPath())
+	} else {
+		m.guard.DecideInto(c.Request.Context(), &d, caller, c.FullPath(), c.Writer.Header())
+	}
 	if !d.Allowed || cfg.KeepDecision {
 		kept := d
 		m.keep(c, &kept)

@@ -453,6 +453,7 @@ func testExempt(t *testing.T, build builder) {
 			asked = append(asked, c)
 			return c.User == "admin"
 		},
+		Costs: map[string]int64{ExportPath: 2},
 	})
 	for i := range 10 {
 		w := a.get("192.0.2.1:1234", user("admin"))
@@ -464,7 +465,10 @@ func testExempt(t *testing.T, build builder) {
 		assert.False(t, d.Counted)
 		assert.Equal(t, "admin", d.Caller.String())
 	}
-	require.Len(t, asked, 10, "Exempt is asked once a request")
+	require.Equal(t, http.StatusOK, a.getPath(ExportPath, "192.0.2.1:1234", user("admin")).Code)
+	assert.Equal(t, int64(2), a.last().Cost, "an exempt request has its route's cost")
+	assert.Equal(t, core.OutcomeExempt, a.last().Outcome)
+	require.Len(t, asked, 11, "Exempt is asked once a request")
 	assert.Equal(t, core.Caller{User: "admin"}, asked[0], "Exempt is asked about the caller")
 
 	w := a.get("192.0.2.1:1234", user("alice"))
