@@ -309,8 +309,9 @@ func (b *Balance) Caller(r *http.Request, user string) Caller {
 // costs.
 func (b *Balance) Scope() BalanceScope { return *b.scope }
 
-// Charge charges a request of the given cost (0 or more; a negative cost
-// is read as 0) by caller, and returns the decision. When the caller is
+// Charge charges a request of the given cost by caller, a negative cost
+// meaning the scope's Costs.Reference (as for a middleware's request
+// without a cost of its own), and returns the decision. When the caller is
 // dropped it logs, once for the drop, at warning level:
 //
 //	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
@@ -320,7 +321,9 @@ func (b *Balance) Scope() BalanceScope { return *b.scope }
 // for [Limiter.AllowN].
 func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
-	cost = max(cost, 0)
+	if cost < 0 {
+		cost = s.Costs.Reference
+	}
 	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
 	start := l.start()
 	now := l.now()
@@ -349,13 +352,10 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 }
 
 // Decide is what a middleware does for a request: it charges the request
-// as [Balance.Charge] does, a cost below 0 meaning the scope's
-// Costs.Reference, and writes the decision's header to h
+// as [Balance.Charge] does (a cost below 0 meaning the scope's
+// Costs.Reference) and writes the decision's header to h
 // ([BalanceDecision.SetHeaders]).
 func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
-	if cost < 0 {
-		cost = b.scope.Costs.Reference
-	}
 	d := b.Charge(ctx, caller, cost)
 	d.SetHeaders(h)
 	return d

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,12 @@ func TestBalanceDefaults(t *testing.T) {
 	assert.Equal(t, []core.BalanceScope{b.Scope()}, lim.Config().Balances)
 	_, err = lim.Balance("api")
 	assert.ErrorContains(t, err, `unknown balance scope "api"`)
+
+	// A negative cost is the reference cost, whoever charges it.
+	ip := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, -1).Cost)
+	assert.Equal(t, int64(20), b.Decide(context.Background(), ip, -5, http.Header{}).Cost)
+	assert.Equal(t, int64(0), b.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
 }
 
 func TestBalanceChargeWarnDropAndLog(t *testing.T) {

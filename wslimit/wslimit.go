@@ -112,8 +112,9 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	return msg, err
 }
 
-// Charge charges a message of the given cost to the caller's balance and
-// returns the decision: add "warning":"load" to the reply when d.Load
+// Charge charges a message of the given cost to the caller's balance (a
+// negative cost is the scope's Costs.Reference, as for [core.Balance.Charge])
+// and returns the decision: add "warning":"load" to the reply when d.Load
 // ([core.WarnJSON]). When the caller is dropped, Charge closes the
 // connection with code 1008 and reason "threshold exceeded" and returns
 // [ErrDropped]; the drop is logged once, by the limiter. A store failure
