@@ -91,8 +91,10 @@ func user(c echo.Context) string {
 	return u
 }
 
-// ipExtractor makes Echo's own client address trust the same proxies as
-// ratescope: the networks given, or none.
+// ipExtractor makes Echo's own client address trust the networks given,
+// or none. With -num-proxies alone it differs from ratescope's
+// (echolimit.CheckClientIP would warn, W612); nothing in the portal reads
+// it: every address shown or counted is the limiter's.
 func ipExtractor(trusted core.Networks) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()

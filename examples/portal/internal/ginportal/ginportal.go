@@ -30,7 +30,10 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	// Gin's own client address trusts the same proxies as ratescope.
+	// Gin's own client address trusts the networks of -trusted-proxies,
+	// or none. With -num-proxies alone it differs from ratescope's
+	// (ginlimit.CheckClientIP would warn, W612); nothing in the portal
+	// reads it: every address shown or counted is the limiter's.
 	if err := r.SetTrustedProxies(portal.ProxyList(a.TrustedProxies)); err != nil {
 		return nil, err
 	}
