@@ -52,7 +52,7 @@ fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseIPv4Port -fuzztime=30s
 
-# The long load and fault runs (build tag soak; about 10 minutes, without
+# The long load and fault runs (build tag soak; a few minutes, without
 # the race detector): 10,000,000 new callers through memstore, a minute of
 # steady load on Redis, a cluster master down for 30s. Each prints what it
 # measured; docs/reliability.md lists them.
