@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -114,10 +115,11 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 // per node), with EVAL again for those that found the script missing
 // (NOSCRIPT, after a restart or SCRIPT FLUSH) and through fallback again
 // for those that met a redirection (MOVED or ASK, see nodes), and waits for
-// the answers as [await] says. It
-// reports how many round trips it made and whether it gave up waiting: then
-// every call of live holds errNoAnswer and is lost, because go-redis may
-// still be writing its command.
+// the answers as [await] says. It reports how many round trips it made and
+// whether the node stalled: it gave up waiting (then every call of live
+// holds errNoAnswer and is lost, because go-redis may still be writing its
+// command), or the round trip ended with no reply to any call (an error
+// reply is a reply, see replied).
 func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness) (trips int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
@@ -192,8 +194,9 @@ func hardTimeout(timeout time.Duration) time.Duration {
 	return 4 * timeout
 }
 
-// liveness is when a node last answered, so that a round trip that goes
-// unanswered can tell a node that stalled from one that keeps answering.
+// liveness is when a node last answered (an error reply counts, see
+// replied), so that a round trip that goes unanswered can tell a node that
+// stalled from one that keeps answering.
 type liveness struct {
 	last atomic.Int64 // time.Time.UnixNano of the last answer
 }
@@ -243,14 +246,17 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		switch {
 		case !now.Before(limit):
 			return zero, false
-		case due.After(now):
-			timer.Reset(due.Sub(now)) // the node answered since: wait on
+		case due.After(now): // the node answered since: wait on
 		case late > timeout/8 || busy():
 			due = now.Add(timeout / 4) // we are loaded: let others run
-			timer.Reset(timeout / 4)
 		default:
 			return zero, false
 		}
+		// Never past limit, however recent the node's last answer.
+		if due.After(limit) {
+			due = limit
+		}
+		timer.Reset(due.Sub(now))
 	}
 }
 
@@ -269,14 +275,25 @@ func redirected(err error) bool {
 	return err != nil && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK"))
 }
 
-// anyAnswered reports whether Redis answered at least one call of live.
-// Only the goroutine that ran the pipeline, or one that received its end,
-// may call it.
+// anyAnswered reports whether Redis replied to at least one call of live,
+// if only with an error (see replied). Only the goroutine that ran the
+// pipeline, or one that received its end, may call it.
 func anyAnswered(live []*call) bool {
 	for _, c := range live {
-		if c.cmd.Err() == nil {
+		if replied(c.cmd.Err()) {
 			return true
 		}
 	}
 	return false
+}
+
+// replied reports whether a command that ended with err got a reply from
+// Redis: no error, or an error reply (OOM, WRONGTYPE, NOSCRIPT, MOVED, ...),
+// as opposed to no reply at all (a network error, a deadline, a closed
+// client). A node that replies is alive: stall detection and liveness count
+// error replies as answers. The breaker does not: for it a decision that
+// met an error failed (see node.send).
+func replied(err error) bool {
+	var re redis.Error
+	return err == nil || errors.As(err, &re)
 }

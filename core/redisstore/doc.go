@@ -33,8 +33,9 @@
 //
 // # Atomicity and cluster
 //
-// A decision is one Redis command: one Lua script (EVALSHA, falling back to
-// EVAL once per server after a restart or SCRIPT FLUSH) reads the value,
+// A decision is one Redis command: one Lua script (EVALSHA; after a restart
+// or SCRIPT FLUSH, each decision that finds the script missing is sent again
+// as EVAL, which loads it for the next ones) reads the value,
 // checks every limit and, only if all have room, adds the cost to all of
 // them: all or nothing, atomically with respect to every other process. It
 // takes at most one round trip, which may carry the decisions of other
@@ -106,8 +107,9 @@
 //
 // Every write sets the key's time to live to the longest period: then
 // every window is certainly empty, since all the requests it counts are at
-// or before the last admitted one. A refused request writes nothing. A
-// caller that goes quiet leaves nothing behind.
+// or before the last admitted one. A refused request writes nothing, unless
+// the clock stepped back far enough to move the counts. A caller that goes
+// quiet leaves nothing behind.
 //
 // # Failures: fail open, fast
 //
@@ -121,15 +123,19 @@
 // decision still gives up after Timeout (the command's connection stays
 // busy until the client's ReadTimeout). A process so loaded that it notices
 // its own timer late, or has goroutines waiting for a CPU, waits on a
-// little before it blames Redis, up to four times Timeout. A failed call
-// returns an error, and the [core.Limiter] then allows the request without
-// counting it and logs, at a limited rate.
-// A caller that gave up while its command was in flight may still have been
-// counted by Redis.
+// little before it blames Redis, never more than four times Timeout in all.
+// An error reply (a full Redis, a key of another type) fails its decision
+// but is an answer: the node has not stalled, and the decisions queued
+// behind it are still sent (the breaker, below, counts it as a failure).
+// A failed call returns an error, and the [core.Limiter] then allows the
+// request without counting it and logs, at a limited rate. A caller that
+// gave up while its command was in flight may still have been counted by
+// Redis.
 //
 // The circuit breaker of a node counts round trips, not decisions: a batch
-// that Redis answered for none of its decisions is one failure, one that it
-// answered is one success; a full queue is not a failure. After
+// that Redis answered for none of its decisions (no answer, or only error
+// replies) is one failure, one that it answered is one success; a full
+// queue is not a failure. After
 // [Config.BreakerFailures] consecutive failures (default 3), the breaker
 // opens: the decisions waiting for the node fail at once and, for
 // [Config.BreakerBackoff] (default 1s), Take returns [ErrUnavailable] for

@@ -269,6 +269,60 @@ func TestRedisFull(t *testing.T) {
 	assert.Contains(t, warningIDs(s.CheckStore(ctx)), redisstore.IDRejectsWhenFull)
 }
 
+// TestErrorReplyIsNoStall makes one caller's key a hash, so that each of
+// its decisions meets WRONGTYPE, and sends a burst of them mixed with
+// decisions for other callers through batches of 2: a batch whose every
+// decision met an error reply was answered, so the node has not stalled
+// and the decisions queued behind it are sent and counted. (Before, such a
+// batch read as silence and failed the whole queue with "stopped
+// answering".)
+func TestErrorReplyIsNoStall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClient(t, server.Addr)
+	prefix := fmt.Sprintf("ratescope-wrongtype-%d:", time.Now().UnixNano()) // -count runs apart
+	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix, MaxBatch: 2, BreakerFailures: 1_000_000, CacheSize: -1})
+	bad := core.Request{Scope: "wrongtype", Caller: core.Caller{User: "wes"}, Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	_, err := s.Take(ctx, bad)
+	require.NoError(t, err)
+	keys := scanKeys(t, client, prefix)
+	require.Len(t, keys, 1)
+	require.NoError(t, client.Del(ctx, keys[0]).Err())
+	require.NoError(t, client.HSet(ctx, keys[0], "f", "v").Err())
+	t.Cleanup(func() { _ = client.Del(context.Background(), keys[0]).Err() })
+
+	var wg sync.WaitGroup
+	var badErrs, goodErrs sync.Map
+	for i := range 400 {
+		wg.Go(func() {
+			req := bad
+			if i%2 == 1 {
+				req.Caller = core.Caller{User: fmt.Sprintf("good-%d", i)}
+			}
+			_, err := s.Take(ctx, req)
+			switch {
+			case i%2 == 0:
+				badErrs.Store(i, err)
+			case err != nil:
+				goodErrs.Store(i, err)
+			}
+		})
+	}
+	wg.Wait()
+	badErrs.Range(func(_, v any) bool {
+		err, _ := v.(error)
+		if assert.Error(t, err, "a key of another type fails the decision") {
+			assert.True(t, redis.HasErrorPrefix(err, "WRONGTYPE"), "Redis's own reply, not a stall: %v", err)
+		}
+		return true
+	})
+	goodErrs.Range(func(k, v any) bool {
+		t.Errorf("decision %v failed: %v", k, v)
+		return true
+	})
+	t.Logf("%+v", s.Stats())
+}
+
 // TestRedisSlow makes a server of the test's own slow: it sleeps 20ms at a
 // time (DEBUG SLEEP), answering for 5ms in between, for a second, under the
 // load of 20 clients. Slower than usual but within Timeout, every decision is

@@ -480,17 +480,36 @@ func TestHiccups(t *testing.T) {
 	req := func(c, _ int) core.Request {
 		return core.Request{Scope: "hiccup", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
 	}
+	const pause, run = 150 * time.Millisecond, 600 * time.Millisecond
 	for i := range 3 {
 		var wg sync.WaitGroup
+		var paused time.Time
 		wg.Go(func() {
 			time.Sleep(200 * time.Millisecond) // into the load: a hiccup, not a window
 			if assert.NoError(t, srv.Pause()) {
-				time.Sleep(150 * time.Millisecond)
+				paused = time.Now()
+				time.Sleep(pause)
 				assert.NoError(t, srv.Resume())
 			}
 		})
-		during := clients(s, 50, 600*time.Millisecond, 0, req)
+		begin := time.Now()
+		during := clients(s, 50, run, 0, req)
 		wg.Wait()
+		// The pause was seen. Redis answers nothing from paused until at
+		// least paused+pause, so a decision sent meanwhile either fails
+		// open (stalled, or the breaker open) or waits for the resume: on
+		// a process loaded enough, the wait (up to 4 × Timeout) outlasts
+		// the pause and nothing fails. A decision started in the first
+		// half of the pause waited at least the other half, unless all 50
+		// clients got no CPU for half the pause; checked only when that
+		// half fell within the clients' run (a late timer could start the
+		// pause after it).
+		if !paused.IsZero() && paused.Add(pause/2).Before(begin.Add(run)) {
+			assert.True(t, during.failed.Load() > 0 || time.Duration(during.slowest.Load()) >= pause/2,
+				"hiccup %d: the pause was seen: a decision failed open or waited at least %s: %s", i+1, pause/2, during)
+		} else {
+			t.Logf("hiccup %d: the pause began %s into a run of %s: too late to be seen", i+1, paused.Sub(begin), run)
+		}
 		time.Sleep(1100 * time.Millisecond) // the breaker's back-off
 		// The first decision after the back-off is the breaker's trial.
 		require.Eventually(t, func() bool {

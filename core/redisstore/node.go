@@ -226,7 +226,7 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 		if redirected(cmd.Err()) {
 			cmd = c.script.Run(runCtx, n.fallback, []string{c.key}, c.args[4:c.n]...)
 		}
-		if cmd.Err() == nil {
+		if replied(cmd.Err()) {
 			n.liveness.last.Store(time.Now().UnixNano())
 		}
 		done <- cmd

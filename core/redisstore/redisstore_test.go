@@ -226,8 +226,9 @@ func TestKeysExpire(t *testing.T) {
 				require.NoError(t, err)
 				assert.LessOrEqual(t, ttl, longest, "key %q", k)
 				assert.Greater(t, ttl, longest-time.Second, "key %q", k)
-				// The last request and, per limit, 21 counters of 2 bytes
-				// and Prev: 96 bytes for two limits.
+				// The last request (8 bytes) and, per limit, the sum of
+				// its counters (4), Prev (2) and 21 counters of 2 bytes:
+				// 8 + 2 × 48 = 104 bytes for two limits.
 				n, err := client.StrLen(ctx, k).Result()
 				require.NoError(t, err)
 				assert.Equal(t, int64(104), n, "key %q: bytes", k)
