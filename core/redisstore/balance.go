@@ -36,34 +36,30 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 	if s.clock {
 		now = max(req.Now.UnixMicro(), 0)
 	}
-	c := newBalanceCall(s.prefix, now, &req)
-	nd := s.nodes.forKey(ctx, c.key)
-	if !nd.breaker.allow() {
-		c.release()
-		s.stats.failedFast.Add(1)
-		return core.BalanceResult{}, ErrUnavailable
+	key := balanceKey(s.prefix, &req)
+	nd := s.nodes.forKey(ctx, key)
+	if err := s.admit(nd); err != nil {
+		return core.BalanceResult{}, err
 	}
-	s.stats.calls.Add(1)
 	var out [5]int64
-	n, err := s.do(ctx, nd, c, out[:])
-	if err == nil && n != len(out) {
-		err = fmt.Errorf("script returned %d values, want %d", n, len(out))
-	}
-	if err != nil {
+	if err := s.run(ctx, nd, newBalanceCall(key, now, &req), out[:]); err != nil {
 		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
 	return core.BalanceResult{Dropped: out[0] == 1, Warned: out[1] == 1, WarnCharged: out[2] == 1, Before: out[3], Balance: out[4]}, nil
 }
 
-// newBalanceCall returns a call from callPool for the balance script.
-func newBalanceCall(prefix string, now int64, req *core.BalanceRequest) *call {
+// balanceKey returns the key of req's balance: see [Store.Charge].
+func balanceKey(prefix string, req *core.BalanceRequest) string {
 	var buf [128]byte
 	b := appendKey(buf[:0], prefix, &core.Request{Scope: req.Scope, Caller: req.Caller})
 	b = append(b, 'b')
-	b = strconv.AppendInt(b, int64(req.Policy.Window/time.Second), 10)
+	return string(strconv.AppendInt(b, int64(req.Policy.Window/time.Second), 10))
+}
 
+// newBalanceCall returns a call from callPool for the balance script on key.
+func newBalanceCall(key string, now int64, req *core.BalanceRequest) *call {
 	c := callPool.Get().(*call)
-	c.key, c.script, c.lua = string(b), balanceScript, balanceLua
+	c.key, c.script, c.lua = key, balanceScript, balanceLua
 	p := &req.Policy
 	c.nums = [numArgs]int64{now, req.Cost, int64(p.Window / time.Second), p.Warn, p.WarnCost, p.WarnEvery.Microseconds(), p.Drop, p.DropCost}
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &balanceSHA, "1", &c.key

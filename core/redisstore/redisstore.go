@@ -276,22 +276,15 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if err := ctx.Err(); err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
-	if !nd.breaker.allow() {
-		s.stats.failedFast.Add(1)
-		return core.Result{}, ErrUnavailable
+	if err := s.admit(nd); err != nil {
+		return core.Result{}, err
 	}
-	s.stats.calls.Add(1)
 	at := int64(-1) // the script reads the server's clock
 	if s.clock {
 		at = now
 	}
-	c := newCall(key, at, &req)
 	var out [2 + 3*core.MaxLimits]int64
-	n, err := s.do(ctx, nd, c, out[:])
-	if want := 2 + 3*len(req.Limits); err == nil && n != want {
-		err = fmt.Errorf("script returned %d values, want %d", n, want)
-	}
-	if err != nil {
+	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
@@ -311,37 +304,49 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	return res, nil
 }
 
-// do runs c on node nd, in a batch or alone, reads the script's answer into
-// out and returns how many values it had. It releases c unless the caller
-// left before the answer or c is lost.
-func (s *Store) do(ctx context.Context, nd *node, c *call, out []int64) (int, error) {
+// admit returns ErrUnavailable while the breaker of node nd is open, and
+// counts a call otherwise: what Take and Charge do before they build their
+// call.
+func (s *Store) admit(nd *node) error {
+	if !nd.breaker.allow() {
+		s.stats.failedFast.Add(1)
+		return ErrUnavailable
+	}
+	s.stats.calls.Add(1)
+	return nil
+}
+
+// run runs c on node nd, in a batch or alone, and reads the script's
+// answer into out, which must be exactly as long as the answer. It releases
+// c unless the caller left before the answer or c is lost.
+func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) error {
 	if s.batched {
 		c.ctx = ctx
 		if err := nd.do(ctx, c); err != nil {
-			return 0, err // the caller left: the sender may still hold c
+			return err // the caller left: the sender may still hold c
 		}
 	} else {
 		nd.doAlone(ctx, c)
 	}
 	defer c.release()
 	if c.err != nil {
-		return 0, c.err
+		return c.err
 	}
 	vals, err := c.cmd.Slice()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	if len(vals) > len(out) {
-		return len(vals), nil
+	if len(vals) != len(out) {
+		return fmt.Errorf("script returned %d values, want %d", len(vals), len(out))
 	}
 	for i, v := range vals {
 		n, ok := v.(int64)
 		if !ok {
-			return 0, fmt.Errorf("script returned %T, want integers", v)
+			return fmt.Errorf("script returned %T, want integers", v)
 		}
 		out[i] = n
 	}
-	return len(vals), nil
+	return nil
 }
 
 // Shared reports that counts are shared by every process using the same
