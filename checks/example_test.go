@@ -29,7 +29,7 @@ func ExampleRunConfig() {
 	defer store.Close()
 	msgs := checks.RunConfig(core.Config{
 		Store:      store,
-		Rates:      map[string]string{"api.anon": "60/minutes"},
+		Rates:      map[string]string{"api.anon": "60/minuets"},
 		NumProxies: core.Proxies(0),
 	})
 	for _, m := range msgs {

@@ -64,7 +64,7 @@ func ExampleRateTable() {
 	err = json.Unmarshal([]byte(`{"rates": {"api.anon": "30/min"}, "num_proxies": 2, "trusted_proxies": "10.0.0.0/8"}`), &cfg)
 	fmt.Println(cfg.Rates, cfg.NumProxies, cfg.TrustedProxies, err)
 
-	_, err = core.ParseRateTable("api.anon=60/minutes")
+	_, err = core.ParseRateTable("api.anon=60/minuets")
 	fmt.Println(err)
 
 	store := memstore.New(memstore.Config{})
@@ -74,7 +74,7 @@ func ExampleRateTable() {
 	// Output:
 	// api.anon=60/min,1000/day api.user=600/min 1 <nil>
 	// api.anon=30/min 2 10.0.0.0/8 <nil>
-	// "api.anon=60/minutes": invalid rate "60/minutes": unknown unit "minutes"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit s, sec, second, m, min, minute, h, hour, d or day (e.g. "60/min", "100/15m", "1000/day")
+	// "api.anon=60/minuets": invalid rate "60/minuets": unknown unit "minuets"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit: s, sec, secs, second, seconds; m, min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days (e.g. "60/min", "100/15m", "1000/days")
 	// <nil>
 }
 

@@ -25,7 +25,7 @@ func ExampleParseRate() {
 	// 60 1m0s
 	// 100 15m0s
 	// 1000 24h0m0s
-	// error: invalid rate "60/fortnight": unknown unit "fortnight"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit s, sec, second, m, min, minute, h, hour, d or day (e.g. "60/min", "100/15m", "1000/day")
+	// error: invalid rate "60/fortnight": unknown unit "fortnight"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit: s, sec, secs, second, seconds; m, min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days (e.g. "60/min", "100/15m", "1000/days")
 }
 
 // Scopes carry starting values; the Rates dictionary replaces them kind by

@@ -186,9 +186,9 @@ func TestRateTable(t *testing.T) {
 	assert.Equal(t, core.RateTable{"api.anon": "3/min,100/day", "autocomplete.project.user": "10/min"}, tab)
 	assert.Equal(t, "api.anon=3/min,100/day autocomplete.project.user=10/min", tab.String())
 
-	_, err = core.ParseRateTable("api.anon=3/minutes api.user api.anon=1/s x.other=1/s")
+	_, err = core.ParseRateTable("api.anon=3/minuets api.user api.anon=1/s x.other=1/s")
 	require.Error(t, err)
-	for _, want := range []string{`"api.anon=3/minutes"`, `unknown unit "minutes"`, `"api.user": no rate`, `key "x.other" is not SCOPE.anon or SCOPE.user`} {
+	for _, want := range []string{`"api.anon=3/minuets"`, `unknown unit "minuets"`, `"api.user": no rate`, `key "x.other" is not SCOPE.anon or SCOPE.user`} {
 		assert.Contains(t, err.Error(), want)
 	}
 	_, err = core.ParseRateTable("api.anon=1/s api.anon=2/s")

@@ -30,19 +30,24 @@ func PerDay(n int64) Rate { return Rate{Limit: n, Period: 24 * time.Hour} }
 
 // rateSyntax is quoted by every parse error so that a user sees what is
 // accepted.
-const rateSyntax = `want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit s, sec, second, m, min, minute, h, hour, d or day (e.g. "60/min", "100/15m", "1000/day")`
+const rateSyntax = `want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit: s, sec, secs, second, seconds; m, min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days (e.g. "60/min", "100/15m", "1000/days")`
 
+// units are the units of a period, in lower case. A plural is accepted
+// whatever the multiplier ("1/days" is a day), as other frameworks'
+// rate strings allow.
 var units = map[string]time.Duration{
-	"s": time.Second, "sec": time.Second, "second": time.Second,
-	"m": time.Minute, "min": time.Minute, "minute": time.Minute,
-	"h": time.Hour, "hour": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
 }
 
 // ParseRate parses a rate written N/PERIOD: a positive integer N, a slash,
-// and a period made of an optional positive integer multiplier and a unit
-// (s, sec, second, m, min, minute, h, hour, d, day). Spaces around the parts
-// are ignored. Examples: "60/min", "1000/day", "100/15m", "5/10s".
+// and a period made of an optional positive integer multiplier and a unit,
+// short, long or plural, in lower case: s, sec, secs, second, seconds; m,
+// min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days. Spaces
+// around the parts are ignored. Examples: "60/min", "1000/day", "100/15m",
+// "5/10s", "3/minutes", "100/days".
 //
 // The error quotes s and says what is accepted.
 func ParseRate(s string) (Rate, error) {

@@ -166,7 +166,7 @@ func TestLimits(t *testing.T) {
 	for _, fw := range frameworks {
 		t.Run(fw, func(t *testing.T) {
 			t.Parallel()
-			p := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=3/min,100/day api.user=2/min,1000/day")
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-rates", "api.anon=3/minutes,100/days api.user=2/min,1000/day")
 
 			for i := range 3 {
 				resp, body := p.get(t, "/api/records", "")
