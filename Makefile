@@ -8,7 +8,8 @@ GO ?= go
 .PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
-MODULES := prometheus
+# browsertest/ drives a headless Chromium, which deps installs.
+MODULES := prometheus browsertest
 
 test: deps fmt-check vet imports docs allocs
 	$(GO) test -race -count=1 ./...

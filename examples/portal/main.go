@@ -7,6 +7,11 @@
 //
 // Routes:
 //
+//	GET /                     not limited: a page with the nine search boxes; its
+//	                          script (inline, loading nothing) asks
+//	                          /autocomplete/NAME?q= as the user types, and on 429
+//	                          shows the wait of Retry-After, sends nothing until
+//	                          it has passed, then searches again
 //	GET /api/records          limited in scope "api": 200 {"records": [...]}, or 429
 //	GET /api/export           limited in scope "api" at cost 5 (-export-cost),
 //	                          in the same group and decision: 200 {"records": [...]}, or 429
