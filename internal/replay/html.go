@@ -239,7 +239,11 @@ func distribution(b *strings.Builder, attrs, chart string, cs []Count, lim int64
 		lx := num(x(float64(lim)))
 		n := Above(cs, lim)
 		fmt.Fprintf(b, "<line class=\"limit\" data-limit=\"%d\" data-refused-callers=\"%d\" x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\"/>\n", lim, n, lx, padT, lx, chartH-padB)
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\">limit %d%s: %d callers above</text>\n", num(x(float64(lim))+4), padT+12, lim, unit, n)
+		anchor, tx := "start", x(float64(lim))+4
+		if tx > chartW*0.6 {
+			anchor, tx = "end", tx-8
+		}
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"%s\">limit %d%s: %d callers above</text>\n", num(tx), padT+12, anchor, lim, unit, n)
 	}
 	b.WriteString("</svg>\n")
 }

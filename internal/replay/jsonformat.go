@@ -196,6 +196,7 @@ func (p *jsonParser) Parse(line []byte, l *Line) error {
 		l.Time, err = parseEpoch(vals[jTime])
 	} else {
 		l.Time, err = time.Parse(time.RFC3339Nano, string(vals[jTime]))
+		l.Time = l.Time.UTC()
 		if err != nil {
 			l.Time, err = parseTimeLocal(vals[jTime])
 		}

@@ -61,13 +61,38 @@ func DefaultSettings() Settings {
 // Register adds the flags of the settings to fs: -rates, -num-proxies,
 // -trusted-proxies, -route, -max-entries, -logged-by and -proxy-addr.
 func (s *Settings) Register(fs *flag.FlagSet) {
-	fs.Var(&s.Rates, "rates", "the rates: `SCOPE.KIND=RATE[,RATE...] ...` (as core.RateTable reads them), over each scope's starting values")
+	fs.Var((*rawTable)(&s.Rates), "rates", "the rates: `SCOPE.KIND=RATE[,RATE...] ...` (as core.RateTable reads them), over each scope's starting values")
 	fs.Var(&s.NumProxies, "num-proxies", "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
 	fs.Var(&s.TrustedProxies, "trusted-proxies", "the application's trusted proxy networks: `CIDR[,CIDR...]`")
 	fs.Var(&s.Routes, "route", "`PREFIX=SCOPE[:COST]`: requests whose path starts with PREFIX are decided in SCOPE at COST (default 1); repeatable; SCOPE ending in .* takes the next part of the path (default: /api/=api and /autocomplete/=autocomplete.*)")
 	fs.IntVar(&s.MaxEntries, "max-entries", 0, "the most callers kept in memory, per store and for the statistics (default 1048576)")
 	fs.StringVar(&s.LoggedBy, "logged-by", s.LoggedBy, "who wrote the log: proxy (a reverse proxy in front of the application) or app (the application itself)")
 	fs.StringVar(&s.ProxyAddr, "proxy-addr", "", "the address of the proxy that wrote the log, as the application sees it (default: the first trusted network's, or 127.0.0.1)")
+}
+
+// rawTable reads -rates as core.RateTable does, but leaves checking the
+// rates to core.New, so that ratescope check reports a bad rate under its
+// id (E001) as the application's startup would.
+type rawTable core.RateTable
+
+// Set adds the SCOPE.KIND=RATE parts of s.
+func (t *rawTable) Set(s string) error {
+	if *t == nil {
+		*t = rawTable{}
+	}
+	for _, part := range strings.Fields(s) {
+		k, v, _ := strings.Cut(part, "=")
+		(*t)[k] = v
+	}
+	return nil
+}
+
+// String returns the table as core.RateTable writes it.
+func (t *rawTable) String() string {
+	if t == nil {
+		return ""
+	}
+	return core.RateTable(*t).String()
 }
 
 // caller is who a request is counted against: core.Caller's fields, so

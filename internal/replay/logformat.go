@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -240,7 +239,7 @@ func (p *formatParser) set(l *Line, f field, v []byte) error {
 		if err != nil {
 			return errors.New("not an ISO 8601 time")
 		}
-		l.Time = t
+		l.Time = t.UTC()
 	case fMsec:
 		t, err := parseEpoch(v)
 		if err != nil {
@@ -341,10 +340,23 @@ func digits(b []byte) (int, bool) {
 // parseEpoch reads seconds since the epoch, with an optional fraction
 // ($msec: 1700000000.123).
 func parseEpoch(v []byte) (time.Time, error) {
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || f < 0 || f > 1e11 {
-		return time.Time{}, errors.New("not seconds since the epoch")
+	bad := errors.New("not seconds since the epoch")
+	secs, frac, _ := bytes.Cut(v, []byte{'.'})
+	if len(secs) > 11 || len(frac) > 9 {
+		return time.Time{}, bad
 	}
-	sec := int64(f)
-	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), nil
+	sec, ok := digits(secs)
+	if !ok {
+		return time.Time{}, bad
+	}
+	ns := 0
+	if len(frac) > 0 {
+		if ns, ok = digits(frac); !ok {
+			return time.Time{}, bad
+		}
+		for range 9 - len(frac) {
+			ns *= 10
+		}
+	}
+	return time.Unix(int64(sec), int64(ns)).UTC(), nil
 }

@@ -55,6 +55,26 @@ type Options struct {
 	// Progress, if not nil, is called every 65,536 lines with the number
 	// of lines read so far.
 	Progress func(lines int64)
+	// Decided, if not nil, is called with every decision of the -rates
+	// limiter, in the order of the lines.
+	Decided func(Decision)
+}
+
+// A Decision is the -rates limiter's answer to the request of one line.
+type Decision struct {
+	// Line is the line's number, from 1, over all inputs.
+	Line int64
+	// Time is the line's time, the limiter's clock.
+	Time time.Time
+	// Scope is the scope the route gave, and Cost its cost.
+	Scope string
+	Cost  int64
+	// Caller is who the request was counted against, as the report
+	// names it; User tells a signed-in caller.
+	Caller string
+	User   bool
+	// Allowed reports whether the limiter allowed it.
+	Allowed bool
 }
 
 // maxWhatIf is the most what-if tables of one run.
@@ -236,9 +256,13 @@ func (r *Replayer) Line(b []byte) {
 	}
 	s.count(sec, r.m0, r.width)
 	g.requests++
-	if !r.base.allow(scope, c, cost, t) {
+	allowed := r.base.allow(scope, c, cost, t)
+	if !allowed {
 		s.refused++
 		g.refused[0]++
+	}
+	if r.opt.Decided != nil {
+		r.opt.Decided(Decision{Line: r.lines, Time: t, Scope: scope, Cost: cost, Caller: c.String(), User: c.user != "", Allowed: allowed})
 	}
 	for i, d := range r.whatIf {
 		if !d.allow(scope, c, cost, t) {

@@ -41,7 +41,7 @@ type GroupReport struct {
 	// Refused and RefusedCallers are per table: 0 is -rates.
 	Refused, RefusedCallers []int64
 	Callers                 int64
-	Top                     []topEntry
+	Top                     []TopCaller
 	// PeakMinute and PeakDay count the callers by their busiest clock
 	// minute and UTC day, sorted by peak.
 	PeakMinute, PeakDay []Count
@@ -71,7 +71,7 @@ func (g *group) report(r *Replayer) GroupReport {
 		MinuteLimit: g.minuteLim, PeakMinute: counts(g.peakMinute), PeakDay: counts(g.peakDay),
 	}
 	if gr.Top == nil {
-		gr.Top = []topEntry{}
+		gr.Top = []TopCaller{}
 	}
 	for _, r := range g.info.rates[g.kind] {
 		if r.Period == 24*time.Hour {
@@ -87,11 +87,11 @@ func (g *group) report(r *Replayer) GroupReport {
 	for _, sr := range g.series {
 		byName[sr.caller] = sr
 	}
-	var all []topEntry
+	var all []TopCaller
 	for _, sr := range g.series {
 		all = append(all, sr.final)
 	}
-	slices.SortFunc(all, func(a, b topEntry) int {
+	slices.SortFunc(all, func(a, b TopCaller) int {
 		if a.before(b) {
 			return -1
 		}
@@ -148,7 +148,7 @@ type jsonScope struct {
 	Refused        int64      `json:"refused"`
 	Callers        int64      `json:"callers"`
 	RefusedCallers int64      `json:"refused_callers"`
-	Top            []topEntry `json:"top"`
+	Top            []TopCaller `json:"top"`
 }
 
 type jsonWhatIf struct {

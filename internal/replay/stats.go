@@ -32,22 +32,23 @@ type callerStat struct {
 type series struct {
 	caller string
 	stat   *callerStat // nil once the caller is retired
-	final  topEntry    // its figures once retired
+	final  TopCaller    // its figures once retired
 	points []uint32
 }
 
-// topEntry is one caller of the report's top list.
-type topEntry struct {
+// A TopCaller is one caller of a top list: who, its requests, those
+// refused, and its busiest clock minute and UTC day.
+type TopCaller struct {
 	Caller     string `json:"caller"`
 	Requests   int64  `json:"requests"`
 	Refused    int64  `json:"refused"`
 	PeakMinute int64  `json:"peak_minute"`
-	PeakDay    int64  `json:"-"`
+	PeakDay    int64  `json:"-"` // not in -json, whose shape is a contract
 }
 
 // before reports whether a comes before b in the top list: more refused,
 // then more requests, then by name.
-func (a topEntry) before(b topEntry) bool {
+func (a TopCaller) before(b TopCaller) bool {
 	if a.Refused != b.Refused {
 		return a.Refused > b.Refused
 	}
@@ -72,7 +73,7 @@ type group struct {
 	live       map[caller]*callerStat
 	peakMinute map[int64]int64 // peak -> callers, of retired callers
 	peakDay    map[int64]int64
-	top        []topEntry // the best retired callers, sorted, at most topSize
+	top        []TopCaller // the best retired callers, sorted, at most topSize
 	topSize    int
 	series     []*series
 	minuteLim  int64 // the per-minute limit of -rates, 0 if none
@@ -137,8 +138,8 @@ func (s *callerStat) fold(m0, width int64) {
 }
 
 // entry returns the caller's figures.
-func (s *callerStat) entry(c string) topEntry {
-	return topEntry{Caller: c, Requests: s.requests, Refused: s.refused, PeakMinute: s.peakMinute, PeakDay: s.peakDay}
+func (s *callerStat) entry(c string) TopCaller {
+	return TopCaller{Caller: c, Requests: s.requests, Refused: s.refused, PeakMinute: s.peakMinute, PeakDay: s.peakDay}
 }
 
 // wantsSeries reports whether a caller with no series should get one: at
@@ -147,6 +148,9 @@ func (s *callerStat) entry(c string) topEntry {
 func (g *group) wantsSeries(s *callerStat) bool {
 	if s.series != nil {
 		return false
+	}
+	if s.requests == 1 && len(g.series) < maxSeries {
+		return true
 	}
 	if s.refused > 0 && s.refused >= s.nextScan {
 		s.nextScan = max(1, s.refused*2)
@@ -166,7 +170,7 @@ func (g *group) giveSeries(c caller, s *callerStat) {
 	}
 	me := s.entry(c.String())
 	weakest := -1
-	var weak topEntry
+	var weak TopCaller
 	for i, sr := range g.series {
 		e := sr.final
 		if sr.stat != nil {
@@ -209,7 +213,7 @@ func (g *group) retire(c caller, s *callerStat, m0, width int64) {
 		s.series.final, s.series.stat = e, nil
 	}
 	if len(g.top) < g.topSize || e.before(g.top[len(g.top)-1]) {
-		i, _ := slices.BinarySearchFunc(g.top, e, func(a, b topEntry) int {
+		i, _ := slices.BinarySearchFunc(g.top, e, func(a, b TopCaller) int {
 			if a.before(b) {
 				return -1
 			}
