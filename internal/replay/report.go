@@ -142,12 +142,12 @@ type jsonReport struct {
 }
 
 type jsonScope struct {
-	Scope          string     `json:"scope"`
-	Kind           string     `json:"kind"`
-	Requests       int64      `json:"requests"`
-	Refused        int64      `json:"refused"`
-	Callers        int64      `json:"callers"`
-	RefusedCallers int64      `json:"refused_callers"`
+	Scope          string      `json:"scope"`
+	Kind           string      `json:"kind"`
+	Requests       int64       `json:"requests"`
+	Refused        int64       `json:"refused"`
+	Callers        int64       `json:"callers"`
+	RefusedCallers int64       `json:"refused_callers"`
 	Top            []TopCaller `json:"top"`
 }
 

@@ -32,7 +32,7 @@ type callerStat struct {
 type series struct {
 	caller string
 	stat   *callerStat // nil once the caller is retired
-	final  TopCaller    // its figures once retired
+	final  TopCaller   // its figures once retired
 	points []uint32
 }
 
