@@ -1,0 +1,331 @@
+// Package replay replays access-log lines through ratescope's limiter, on
+// a clock set from each line's time, and reports who would have been
+// refused. It is the engine of the ratescope command (cmd/ratescope).
+//
+// # Model
+//
+// Each line is a request. Its path chooses a scope ([Routes]); a path no
+// route names is not limited. Its address, X-Forwarded-For and user make
+// the request the application received (see [Settings].LoggedBy), whose
+// caller the library's own Limiter.Caller finds, with the same proxy
+// rules. The request is then decided by core.Limiter.AllowN on a memstore,
+// the clock at the line's time, and counted if allowed, exactly as the
+// application would have decided it. Each -what-if table gets a limiter of
+// its own, deciding the same requests.
+//
+// # Memory
+//
+// Each store holds at most Settings.MaxEntries callers, and is swept once a
+// minute of the log's time, as in the application. The statistics of
+// callers are kept per scope and kind for at most MaxEntries callers in
+// all; past that, the longest idle of a few callers is retired early: its
+// figures go into the counts, the histograms of peaks and the top list,
+// and if it comes back it is counted as a new caller (so "callers" can
+// count it twice and its peaks are split). Below the bound the figures are
+// exact. The series of requests per minute that the HTML report draws are
+// kept for at most 32 callers per scope and kind, at most 1,440 points
+// each.
+package replay
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are the settings of a replay.
+type Options struct {
+	// Settings are the limiter's.
+	Settings Settings
+	// Format is combined (the default), main, json, or an nginx
+	// log_format string.
+	Format string
+	// Fields names the fields of JSON lines.
+	Fields JSONFields
+	// WhatIf are rate tables (SCOPE.KIND=RATE,... as -rates) to compare:
+	// each is applied over Settings.Rates and decides the same requests
+	// with a limiter of its own. At most 16.
+	WhatIf []string
+	// Top is the length of each top list. Default: 20.
+	Top int
+	// Progress, if not nil, is called every 65,536 lines with the number
+	// of lines read so far.
+	Progress func(lines int64)
+	// Decided, if not nil, is called with every decision of the -rates
+	// limiter, in the order of the lines.
+	Decided func(Decision)
+}
+
+// A Decision is the -rates limiter's answer to the request of one line.
+type Decision struct {
+	// Line is the line's number, from 1, over all inputs.
+	Line int64
+	// Time is the line's time, the limiter's clock.
+	Time time.Time
+	// Scope is the scope the route gave, and Cost its cost.
+	Scope string
+	Cost  int64
+	// Caller is who the request was counted against, as the report
+	// names it; User tells a signed-in caller.
+	Caller string
+	User   bool
+	// Allowed reports whether the limiter allowed it.
+	Allowed bool
+}
+
+// maxWhatIf is the most what-if tables of one run.
+const maxWhatIf = 16
+
+// shownSkipped is how many unreadable lines a report quotes.
+const shownSkipped = 5
+
+// A Replayer reads log lines and decides each. Build it with [New], give
+// it the inputs with [Replayer.Read], and end with [Replayer.Report].
+type Replayer struct {
+	opt     Options
+	parser  Parser
+	base    *decider
+	whatIf  []*decider
+	tables  []string // "-rates" and the what-if tables, as given
+	router  *router
+	groups  map[groupKey]*group
+	order   []*group
+	tracked int // live callers, over all groups
+	bound   int
+
+	lines, skipped, unrouted int64
+	examples                 []string
+	from, to                 time.Time
+	m0, width                int64 // the first minute of the log, minutes per point
+	lastSweep                int64
+	line                     Line
+}
+
+type groupKey struct {
+	scope string
+	kind  int
+}
+
+// New returns a Replayer for opt, or an error for a setting that is
+// wrong: a format, a rate table, a route.
+func New(opt Options) (*Replayer, error) {
+	if opt.Top <= 0 {
+		opt.Top = 20
+	}
+	if len(opt.WhatIf) > maxWhatIf {
+		return nil, fmt.Errorf("-what-if: %d tables, at most %d", len(opt.WhatIf), maxWhatIf)
+	}
+	p, err := NewParser(opt.Format, opt.Fields)
+	if err != nil {
+		return nil, err
+	}
+	base, err := newDecider(opt.Settings, "")
+	if err != nil {
+		return nil, err
+	}
+	r := &Replayer{opt: opt, parser: p, base: base, groups: map[groupKey]*group{}, m0: -1, width: 1, lastSweep: -1}
+	r.tables = append(r.tables, opt.Settings.Rates.String())
+	for _, spec := range opt.WhatIf {
+		d, err := newDecider(opt.Settings, spec)
+		if err != nil {
+			return nil, fmt.Errorf("-what-if %q: %w", spec, err)
+		}
+		r.whatIf = append(r.whatIf, d)
+		r.tables = append(r.tables, strings.TrimSpace(spec))
+	}
+	r.router = newRouter(opt.Settings.routes(), func(s string) bool { _, ok := base.scopes[s]; return ok })
+	r.bound = opt.Settings.MaxEntries
+	if r.bound <= 0 {
+		r.bound = 1 << 20
+	}
+	return r, nil
+}
+
+// ParseWhatIf splits SPEC[;SPEC...] into tables.
+func ParseWhatIf(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ";") {
+		if strings.TrimSpace(part) != "" {
+			out = append(out, strings.TrimSpace(part))
+		}
+	}
+	return out
+}
+
+// Read reads every line of in. It returns only the error of reading;
+// a line it cannot read is counted and skipped.
+func (r *Replayer) Read(in io.Reader) error {
+	br := bufio.NewReaderSize(in, 1<<20)
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: skip the rest of it.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			r.lines++
+			r.skip("line longer than 1 MiB", b[:80])
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if len(b) > 0 {
+			r.Line(b)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// skip counts an unreadable line, and keeps the first few.
+func (r *Replayer) skip(why string, b []byte) {
+	r.skipped++
+	if len(r.examples) < shownSkipped {
+		r.examples = append(r.examples, fmt.Sprintf("line %d: %s: %s", r.lines, why, strings.TrimRight(clip(b), "\r\n")))
+	}
+}
+
+// Line decides the request of one log line.
+func (r *Replayer) Line(b []byte) {
+	r.lines++
+	if r.opt.Progress != nil && r.lines&0xffff == 0 {
+		r.opt.Progress(r.lines)
+	}
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+		if len(b) == 0 {
+			r.lines-- // an empty line is no line
+			return
+		}
+	}
+	l := &r.line
+	if err := r.parser.Parse(b, l); err != nil {
+		r.skip(err.Error(), b)
+		return
+	}
+	t := l.Time
+	if r.from.IsZero() || t.Before(r.from) {
+		r.from = t
+	}
+	if t.After(r.to) {
+		r.to = t
+	}
+	scope, cost, ok := r.router.route(l.Path)
+	if !ok {
+		r.unrouted++
+		return
+	}
+	sec := t.Unix()
+	if r.m0 < 0 {
+		r.m0 = sec / 60
+		r.lastSweep = sec
+	}
+	if sec-r.lastSweep >= 60 {
+		r.base.sweep(t)
+		for _, d := range r.whatIf {
+			d.sweep(t)
+		}
+		r.lastSweep = sec
+	}
+	for sec/60-r.m0 >= maxPoints*r.width {
+		r.width *= 2
+		for _, g := range r.order {
+			g.widen()
+		}
+	}
+	c := r.base.caller(l)
+	g := r.group(scope, c.kind())
+	s, isNew := g.stat(c)
+	if isNew {
+		r.tracked++
+		if r.tracked > r.bound {
+			r.evict(g, c)
+		}
+	}
+	s.count(sec, r.m0, r.width)
+	g.requests++
+	allowed := r.base.allow(scope, c, cost, t)
+	if !allowed {
+		s.refused++
+		g.refused[0]++
+	}
+	if r.opt.Decided != nil {
+		r.opt.Decided(Decision{Line: r.lines, Time: t, Scope: scope, Cost: cost, Caller: c.String(), User: c.user != "", Allowed: allowed})
+	}
+	for i, d := range r.whatIf {
+		if !d.allow(scope, c, cost, t) {
+			s.whatIf |= 1 << i
+			g.refused[i+1]++
+		}
+	}
+	if g.wantsSeries(s) {
+		g.giveSeries(c, s)
+	}
+}
+
+// evict retires a caller other than c, the longest idle of a few of the
+// biggest group.
+func (r *Replayer) evict(g *group, c caller) {
+	big := g
+	for _, o := range r.order {
+		if len(o.live) > len(big.live) {
+			big = o
+		}
+	}
+	s := big.live[c]
+	if big == g {
+		delete(big.live, c) // keep the new caller out of the choice
+	}
+	big.evictOne(r.m0, r.width)
+	if big == g {
+		big.live[c] = s
+	}
+	r.tracked--
+}
+
+// group returns the statistics of scope and kind, new if needed.
+func (r *Replayer) group(scope string, kind int) *group {
+	k := groupKey{scope, kind}
+	if g, ok := r.groups[k]; ok {
+		return g
+	}
+	g := newGroup(scope, kind, r.base.scopes[scope], len(r.tables), r.opt.Top)
+	r.groups[k] = g
+	r.order = append(r.order, g)
+	return g
+}
+
+// Report ends the replay: every caller's figures are counted, and the
+// report made. Call it once, after the last Read.
+func (r *Replayer) Report() *Report {
+	slices.SortFunc(r.order, func(a, b *group) int {
+		if a.scope != b.scope {
+			return strings.Compare(a.scope, b.scope)
+		}
+		return a.kind - b.kind
+	})
+	rep := &Report{
+		Lines: r.lines, Skipped: r.skipped, Unrouted: r.unrouted, SkippedExamples: r.examples,
+		From: r.from, To: r.to, Tables: r.tables, MinutesPerPoint: r.width,
+	}
+	if r.m0 >= 0 {
+		rep.Start = time.Unix(r.m0*60, 0).UTC()
+	}
+	for _, g := range r.order {
+		g.retireAll(r.m0, r.width)
+		rep.Groups = append(rep.Groups, g.report(r))
+	}
+	return rep
+}
