@@ -44,12 +44,20 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	// The portal is built from the root module, as its e2e tests build it.
+	// The portal and the command are built from the root module, as a
+	// user builds them.
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "portal"), "./examples/portal")
 	build.Dir = ".."
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "browsertest: building the portal:", err)
+		return 1
+	}
+	build = exec.Command("go", "build", "-o", filepath.Join(dir, "ratescope"), "./cmd/ratescope")
+	build.Dir = ".."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "browsertest: building ratescope:", err)
 		return 1
 	}
 	return m.Run()
