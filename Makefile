@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak
+.PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # browsertest/ drives a headless Chromium, which deps installs.
@@ -45,6 +45,11 @@ allocs:
 # Runs the example portal on 127.0.0.1:8080 with counts in memory.
 portal:
 	$(GO) run ./examples/portal
+
+# Writes docs/howto/replay-report.png, the screenshot of the replay report
+# that the browser test takes in headless Chromium (ADR 0093).
+screenshot: deps
+	cd browsertest && $(GO) test -count=1 -run TestReplayReport -update-screenshot .
 
 # Runs each fuzz target for a short while.
 fuzz:
