@@ -100,15 +100,23 @@ type pageLog struct {
 	requests  []*network.EventRequestWillBeSent
 	responses []*network.EventResponseReceived
 	console   []string // console.error and warning calls, exceptions, browser log errors
+	// changed has a value after each event recorded.
+	changed chan struct{}
 }
 
 // record starts recording the tab of ctx.
 func record(t *testing.T, ctx context.Context) *pageLog {
 	t.Helper()
-	l := &pageLog{}
+	l := &pageLog{changed: make(chan struct{}, 1)}
 	require.NoError(t, chromedp.Listen(ctx, func(ev any) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		defer func() {
+			select {
+			case l.changed <- struct{}{}:
+			default:
+			}
+		}()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			l.requests = append(l.requests, ev)

@@ -34,7 +34,7 @@ var frameworks = []string{"gin", "echo"}
 // it and the wait is a few seconds; the API has a limit of its own.
 const (
 	searchLimit  = 3
-	searchPeriod = "4s"
+	searchPeriod = "5s"
 	apiRates     = "api.anon=5/min,100/day"
 )
 
@@ -243,14 +243,16 @@ func TestPortalSearchBoxes(t *testing.T) {
 			// No request left the page during the wait: the first one
 			// after the refusal was sent once Retry-After had passed, and
 			// asked for the text in the box.
-			xs := pl.Exchanges(url + "/autocomplete/project")
 			var after []exchange
-			for _, x := range xs {
-				if x.Sent > refused.Answered {
-					after = append(after, x)
+			xs := waitExchanges(t, pl, url+"/autocomplete/project", "an answered request after the refusal", func(xs []exchange) bool {
+				after = after[:0]
+				for _, x := range xs {
+					if x.Sent > refused.Answered {
+						after = append(after, x)
+					}
 				}
-			}
-			require.NotEmpty(t, after, "no request after the wait: %+v", xs)
+				return len(after) > 0 && after[len(after)-1].Status != 0
+			})
 			assert.GreaterOrEqual(t, after[0].Sent-refused.Answered, float64(wait)-timerSlack,
 				"a request was sent %.3fs after a 429 with Retry-After %d: %+v", after[0].Sent-refused.Answered, wait, xs)
 			assert.Equal(t, http.StatusOK, int(after[0].Status), "the search after the wait")
@@ -310,18 +312,42 @@ func lastQuery(pl *pageLog, url, name string) string {
 	return q
 }
 
+// waitExchanges waits until the requests of the page to URLs starting with
+// prefix are as ok accepts, at most waitTimeout, and returns them. The
+// browser reports a request and its answer on its own, a little after the
+// page may have shown it.
+func waitExchanges(t *testing.T, pl *pageLog, prefix, what string, ok func([]exchange) bool) []exchange {
+	t.Helper()
+	timeout := time.NewTimer(waitTimeout)
+	defer timeout.Stop()
+	for {
+		xs := pl.Exchanges(prefix)
+		if ok(xs) {
+			return xs
+		}
+		select {
+		case <-pl.changed:
+		case <-timeout.C:
+			t.Fatalf("requests to %s: waiting for %s; there were %+v", prefix, what, xs)
+		}
+	}
+}
+
 // firstRefused returns the first request of the page to URLs starting with
 // prefix that was answered 429.
 func firstRefused(t *testing.T, pl *pageLog, prefix string) exchange {
 	t.Helper()
-	xs := pl.Exchanges(prefix)
-	for _, x := range xs {
-		if x.Status == http.StatusTooManyRequests {
-			return x
+	var refused exchange
+	waitExchanges(t, pl, prefix, "a refusal", func(xs []exchange) bool {
+		for _, x := range xs {
+			if x.Status == http.StatusTooManyRequests {
+				refused = x
+				return true
+			}
 		}
-	}
-	t.Fatalf("no request to %s was refused: %+v", prefix, xs)
-	return exchange{}
+		return false
+	})
+	return refused
 }
 
 // ratePart matches one limit of the RateLimit and RateLimit-Policy headers:
