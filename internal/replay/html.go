@@ -22,7 +22,7 @@ import (
 //	    <path class="series" data-series="callers-above"/>
 //	    <line class="limit" data-limit="60" data-refused-callers="N"/>
 //	  <svg class="chart" data-chart="peak-day" ...>     (the same for the busiest day)
-//	  <svg class="chart" data-chart="what-if" ...>      (with -what-if)
+//	  <svg class="chart" data-chart="what-if" ...>      (when -what-if changes the scope's rates)
 //	    <rect class="bar" data-table="0" data-rates="60/min,1000/day" data-refused="N" data-refused-callers="N"/>
 //	  <table class="top"> one <tr class="caller" data-caller="..."> per caller of the top list
 //
@@ -100,7 +100,7 @@ func (rep *Report) group(b *strings.Builder, g GroupReport) {
 	b.WriteString("<h3>Callers by their busiest day</h3>\n")
 	distribution(b, attrs, "peak-day", g.PeakDay, g.DayLimit, "requests in the busiest day (UTC)", "/day")
 
-	if len(rep.Tables) > 1 {
+	if g.Compared() {
 		b.WriteString("<h3>What if</h3>\n")
 		whatIfChart(b, attrs, g)
 	}
@@ -130,6 +130,18 @@ func yTicks(b *strings.Builder, top float64) {
 	}
 }
 
+// nice returns the least of 2, 4, 10, 20, 40, 100... times a power of ten
+// that is at least v, so that the ticks at half and the top are round.
+func nice(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(max(v, 1))))
+	for _, m := range []float64{1, 2, 4, 6, 8, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
 func short(v float64) string {
 	switch {
 	case v >= 1e6:
@@ -149,7 +161,7 @@ func perMinute(b *strings.Builder, attrs string, g GroupReport, rep *Report) {
 			top = max(top, float64(v))
 		}
 	}
-	top = max(top, float64(g.MinuteLimit)) * 1.1
+	top = nice(max(top, float64(g.MinuteLimit)) * 1.1)
 	svgOpen(b, attrs, "per-minute", "requests per minute of the top callers, "+g.Scope+" "+g.Kind)
 	yTicks(b, top)
 	x := func(i int) float64 {
@@ -208,7 +220,7 @@ func distribution(b *strings.Builder, attrs, chart string, cs []Count, lim int64
 		maxPeak = max(maxPeak, c.Peak)
 	}
 	maxX := float64(max(maxPeak, lim)) * 1.5
-	top := max(float64(total), 1) * 1.1
+	top := nice(max(float64(total), 1) * 1.1)
 	svgOpen(b, attrs, chart, "callers whose "+xlabel+" is above x")
 	yTicks(b, top)
 	x := func(v float64) float64 {
@@ -254,7 +266,7 @@ func whatIfChart(b *strings.Builder, attrs string, g GroupReport) {
 	for _, r := range g.Refused {
 		top = max(top, float64(r))
 	}
-	top *= 1.1
+	top = nice(top * 1.1)
 	yTicks(b, top)
 	n := len(g.Refused)
 	slot := float64(chartW-padL-padR) / float64(n)
@@ -284,6 +296,9 @@ func (rep *Report) whatIfTable(b *strings.Builder) {
 	}
 	b.WriteString("</ol>\n<table class=\"what-if\">\n<tr><th>scope</th><th>kind</th><th>table</th><th>rates</th><th>requests</th><th>refused</th><th>callers refused</th></tr>\n")
 	for _, g := range rep.Groups {
+		if !g.Compared() {
+			continue
+		}
 		for i := range rep.Tables {
 			fmt.Fprintf(b, "<tr data-scope=\"%s\" data-kind=\"%s\" data-table=\"%d\"><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td><td>%d (%s)</td><td>%d</td></tr>\n",
 				esc(g.Scope), esc(g.Kind), i, esc(g.Scope), esc(g.Kind), i, esc(g.Rates[i]), g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])

@@ -95,19 +95,46 @@ func (t *rawTable) String() string {
 	return core.RateTable(*t).String()
 }
 
-// caller is who a request is counted against: core.Caller's fields, so
-// that nothing outside this file depends on core's type.
+// caller is who a request is counted against, in a form that is cheap to
+// hash: the user id, or the 16 bytes and the prefix length of the
+// anonymous caller's network (bits 0: the address is unknown).
 type caller struct {
 	user string
-	net  netip.Prefix
+	addr [16]byte
+	bits uint8
+}
+
+// core returns the caller as core counts it.
+func (c caller) core() core.Caller {
+	if c.user != "" || c.bits == 0 {
+		return core.Caller{User: c.user}
+	}
+	return core.Caller{Network: netip.PrefixFrom(netip.AddrFrom16(c.addr).Unmap(), int(c.bits))}
+}
+
+func fromCore(c core.Caller) caller {
+	if c.User != "" || !c.Network.IsValid() {
+		return caller{user: c.User}
+	}
+	return caller{addr: c.Network.Addr().As16(), bits: uint8(c.Network.Bits())}
 }
 
 // String returns the caller as core.Caller writes it: the user id, the
 // IPv4 address, the IPv6 network or "unknown".
-func (c caller) String() string { return core.Caller{User: c.user, Network: c.net}.String() }
+func (c caller) String() string { return c.core().String() }
 
 // kind returns 0 for an anonymous caller, 1 for a signed-in one.
 func (c caller) kind() int { return int(core.Caller{User: c.user}.Kind()) }
+
+// known is a caller found, and its core form.
+type known struct {
+	id caller
+	c  core.Caller
+	// The statistics of the caller's last request, and their group:
+	// most callers stay in one scope, so this saves a map lookup.
+	group *group
+	stat  *callerStat
+}
 
 // kindName returns "anon" or "user".
 func kindName(k int) string { return core.Kind(k).String() }
@@ -137,7 +164,8 @@ type decider struct {
 	fwd    []string
 	peer   string
 	proxy  bool
-	intern map[string]string
+	key    []byte
+	cache  map[string]*known
 	scopes map[string]scopeInfo
 }
 
@@ -157,7 +185,7 @@ func newDecider(s Settings, spec string) (*decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decider{store: store, intern: map[string]string{}, scopes: map[string]scopeInfo{}}
+	d := &decider{store: store, cache: map[string]*known{}, scopes: map[string]scopeInfo{}}
 	cfg.Now = func() time.Time { return d.now }
 	lim, err := core.New(cfg)
 	if err != nil {
@@ -230,39 +258,30 @@ func (s Settings) proxyAddr() string {
 	return "127.0.0.1"
 }
 
-// str returns b as a string, the same string for the same bytes while the
-// table of them is small: most lines come from callers seen before.
-func (d *decider) str(b []byte) string {
-	if s, ok := d.intern[string(b)]; ok {
-		return s
-	}
-	if len(d.intern) >= 1<<16 {
-		clear(d.intern)
-	}
-	s := string(b)
-	d.intern[s] = s
-	return s
-}
-
 // caller returns who the limiter counts the request of l against: the
 // user, or the address core's proxy rules find in the request the
-// application received.
-func (d *decider) caller(l *Line) caller {
+// application received. The answer for the same address, header and user
+// is kept for the next lines of the same caller (at most 65,536 of them).
+func (d *decider) caller(l *Line) *known {
+	d.key = append(append(append(append(append(d.key[:0], l.Addr...), 0), l.Forwarded...), 0), l.User...)
+	if k, ok := d.cache[string(d.key)]; ok {
+		return k
+	}
 	var user string
 	if len(l.User) > 0 {
-		user = d.str(l.User)
+		user = string(l.User)
 	}
 	d.fwd = d.fwd[:0]
 	if len(l.Forwarded) > 0 {
-		d.fwd = append(d.fwd, d.str(l.Forwarded))
+		d.fwd = append(d.fwd, string(l.Forwarded))
 	}
 	if d.proxy {
 		// The proxy appended the address it saw to X-Forwarded-For,
 		// and the application's peer is the proxy.
-		d.fwd = append(d.fwd, d.str(l.Addr))
+		d.fwd = append(d.fwd, string(l.Addr))
 		d.req.RemoteAddr = d.peer
 	} else {
-		d.req.RemoteAddr = d.str(l.Addr)
+		d.req.RemoteAddr = string(l.Addr)
 	}
 	if len(d.fwd) > 0 {
 		d.req.Header["X-Forwarded-For"] = d.fwd
@@ -270,14 +289,19 @@ func (d *decider) caller(l *Line) caller {
 		delete(d.req.Header, "X-Forwarded-For")
 	}
 	c := d.lim.Caller(&d.req, user)
-	return caller{user: c.User, net: c.Network}
+	k := &known{id: fromCore(c), c: c}
+	if len(d.cache) >= 1<<16 {
+		clear(d.cache)
+	}
+	d.cache[string(d.key)] = k
+	return k
 }
 
-// allow decides a request by c in scope at cost at time t, counting it if
+// allow decides a request by k in scope at cost at time t, counting it if
 // allowed, and reports whether it is allowed.
-func (d *decider) allow(scope string, c caller, cost int64, t time.Time) bool {
+func (d *decider) allow(scope string, k *known, cost int64, t time.Time) bool {
 	d.now = t
-	dec, err := d.lim.AllowN(context.Background(), scope, core.Caller{User: c.user, Network: c.net}, cost)
+	dec, err := d.lim.AllowN(context.Background(), scope, k.c, cost)
 	return err == nil && dec.Allowed
 }
 

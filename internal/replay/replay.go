@@ -15,8 +15,8 @@
 //
 // # Memory
 //
-// Each store holds at most Settings.MaxEntries callers, and is swept once a
-// minute of the log's time, as in the application. The statistics of
+// Each store holds at most Settings.MaxEntries callers, and is swept once an
+// hour of the log's time (sweeping frees memory and changes no decision). The statistics of
 // callers are kept per scope and kind for at most MaxEntries callers in
 // all; past that, the longest idle of a few callers is retired early: its
 // figures go into the counts, the histograms of peaks and the top list,
@@ -76,6 +76,13 @@ type Decision struct {
 	// Allowed reports whether the limiter allowed it.
 	Allowed bool
 }
+
+// sweepEvery is how often, in seconds of the log's time, the stores drop
+// the callers whose windows are empty. Sweeping frees memory and changes
+// no decision; a store that is full drops such callers itself before any
+// other (memstore), so an hour keeps the cost of sweeps small (each visits
+// every caller) without a bound passed.
+const sweepEvery = 3600
 
 // maxWhatIf is the most what-if tables of one run.
 const maxWhatIf = 16
@@ -232,7 +239,7 @@ func (r *Replayer) Line(b []byte) {
 		r.m0 = sec / 60
 		r.lastSweep = sec
 	}
-	if sec-r.lastSweep >= 60 {
+	if sec-r.lastSweep >= sweepEvery {
 		r.base.sweep(t)
 		for _, d := range r.whatIf {
 			d.sweep(t)
@@ -245,9 +252,14 @@ func (r *Replayer) Line(b []byte) {
 			g.widen()
 		}
 	}
-	c := r.base.caller(l)
+	k := r.base.caller(l)
+	c := k.id
 	g := r.group(scope, c.kind())
-	s, isNew := g.stat(c)
+	s, isNew := k.stat, false
+	if k.group != g || s == nil || s.retired {
+		s, isNew = g.stat(c)
+		k.group, k.stat = g, s
+	}
 	if isNew {
 		r.tracked++
 		if r.tracked > r.bound {
@@ -256,7 +268,7 @@ func (r *Replayer) Line(b []byte) {
 	}
 	s.count(sec, r.m0, r.width)
 	g.requests++
-	allowed := r.base.allow(scope, c, cost, t)
+	allowed := r.base.allow(scope, k, cost, t)
 	if !allowed {
 		s.refused++
 		g.refused[0]++
@@ -265,7 +277,7 @@ func (r *Replayer) Line(b []byte) {
 		r.opt.Decided(Decision{Line: r.lines, Time: t, Scope: scope, Cost: cost, Caller: c.String(), User: c.user != "", Allowed: allowed})
 	}
 	for i, d := range r.whatIf {
-		if !d.allow(scope, c, cost, t) {
+		if !d.allow(scope, k, cost, t) {
 			s.whatIf |= 1 << i
 			g.refused[i+1]++
 		}

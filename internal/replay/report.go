@@ -226,10 +226,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 		tw.Flush()
 	}
 	if len(rep.Tables) > 1 {
-		fmt.Fprintf(&b, "\nwhat if (refused requests, callers refused at least once):\n")
+		fmt.Fprintf(&b, "\nwhat if (the scopes and kinds whose rates the tables change):\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  scope\tkind\trates\trequests\trefused\tcallers refused\n")
 		for _, g := range rep.Groups {
+			if !g.Compared() {
+				continue
+			}
 			for i := range rep.Tables {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d (%s)\t%d\n", g.Scope, g.Kind, g.Rates[i], g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
 			}
@@ -238,6 +241,17 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Compared reports whether the what-if tables give the scope and kind
+// other rates than -rates: the groups the comparison shows.
+func (g GroupReport) Compared() bool {
+	for _, r := range g.Rates[1:] {
+		if r != g.Rates[0] {
+			return true
+		}
+	}
+	return false
 }
 
 func pct(n, of int64) string {

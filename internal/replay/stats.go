@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 )
@@ -25,6 +26,7 @@ type callerStat struct {
 	whatIf            uint64 // bit i: refused at least once under what-if table i
 	series            *series
 	nextScan          int64 // the refusals at which it next asks for a series
+	retired           bool
 }
 
 // A series is a caller's requests per minute, the busiest minute of each
@@ -227,6 +229,7 @@ func (g *group) retire(c caller, s *callerStat, m0, width int64) {
 			g.top = g.top[:g.topSize]
 		}
 	}
+	s.retired = true
 	delete(g.live, c)
 }
 
@@ -259,7 +262,10 @@ func (g *group) retireAll(m0, width int64) {
 		if x := cmp.Compare(a.user, b.user); x != 0 {
 			return x
 		}
-		return a.net.Addr().Compare(b.net.Addr())
+		if x := bytes.Compare(a.addr[:], b.addr[:]); x != 0 {
+			return x
+		}
+		return cmp.Compare(a.bits, b.bits)
 	})
 	for _, c := range cs {
 		g.retire(c, g.live[c], m0, width)
