@@ -123,6 +123,12 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "portal:", err)
 		return 1
 	}
+	// The search page at / is the same on every framework.
+	h, err = portal.WithPage(h)
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		return 1
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "portal:", err)

@@ -147,32 +147,3 @@ func TestFrameworkParity(t *testing.T) {
 		}
 	}
 }
-
-// TestPageParity checks that Gin and Echo serve the same search page at
-// GET /, the one package portal renders.
-func TestPageParity(t *testing.T) {
-	t.Parallel()
-	newApp := func() *portal.App {
-		a, err := portal.New(portal.Options{NumProxies: core.Proxies(0)}, slog.New(slog.DiscardHandler))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = a.Close() })
-		return a
-	}
-	ginH, err := ginportal.New(newApp())
-	require.NoError(t, err)
-	echoH, err := echoportal.New(newApp())
-	require.NoError(t, err)
-	page, err := portal.NewPage()
-	require.NoError(t, err)
-	want := httptest.NewRecorder()
-	page.ServeHTTP(want, httptest.NewRequest(http.MethodGet, portal.PagePath, nil))
-
-	for name, h := range map[string]http.Handler{"gin": ginH, "echo": echoH} {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, portal.PagePath, nil))
-		assert.Equal(t, http.StatusOK, w.Code, name)
-		assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"), name)
-		assert.Equal(t, want.Body.String(), w.Body.String(), name)
-		assert.Empty(t, w.Header().Get(core.HeaderRateLimit), "%s: the page is not limited", name)
-	}
-}

@@ -30,16 +30,11 @@ func New(a *portal.App) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := portal.NewPage()
-	if err != nil {
-		return nil, err
-	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = ipExtractor(a.TrustedProxies)
 	e.Use(middleware.Recover(), signIn)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
-	e.GET(portal.PagePath, echo.WrapHandler(page))
 	e.GET("/api/whoami", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, a.Whoami(c.Request(), user(c)))
 	})

@@ -28,10 +28,6 @@ func New(a *portal.App) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := portal.NewPage()
-	if err != nil {
-		return nil, err
-	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// Gin's own client address trusts the networks of -trusted-proxies,
@@ -43,7 +39,6 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	r.Use(gin.Recovery(), signIn)
 	r.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
-	r.GET(portal.PagePath, gin.WrapH(page))
 	r.GET("/api/whoami", func(c *gin.Context) {
 		c.JSON(http.StatusOK, a.Whoami(c.Request, c.GetString(portal.UserKey)))
 	})

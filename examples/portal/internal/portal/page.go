@@ -57,14 +57,32 @@ func boxLabel(name string) string {
 	return strings.ToUpper(name[:1]) + name[1:]
 }
 
+// WithPage returns a handler that serves the search page ([NewPage]) at
+// [PagePath] and passes every other path to next, the portal on its
+// framework: the page is the same on every framework, and a framework
+// added to the portal has it without a line of its own. The error is
+// NewPage's.
+func WithPage(next http.Handler) (http.Handler, error) {
+	page, err := NewPage()
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == PagePath {
+			page.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}), nil
+}
+
 // NewPage returns the handler of GET / ([PagePath]): an HTML page with the
 // nine search boxes of [SearchBoxes]. Its script, inline, asks
 // /autocomplete/NAME?q= as the user types and shows the results; answered
 // 429, the box shows the wait that Retry-After asks for, sends nothing
 // until it has passed, then asks again. The page loads nothing else, and
 // is not limited: a search is counted when it is asked, not when the page
-// is shown. Each framework mounts the same handler. It answers any other
-// method than GET and HEAD with 405.
+// is shown. It answers any other method than GET and HEAD with 405.
 //
 // The page is rendered once, here; the error is that of rendering the
 // embedded files, which the package's tests make sure never happens.

@@ -74,3 +74,35 @@ func TestPageContent(t *testing.T) {
 	// The script is inserted as it is, not escaped as a JS string.
 	assert.NotContains(t, html, `<script>"`)
 }
+
+// WithPage serves the page at / and passes every other path on.
+func TestWithPage(t *testing.T) {
+	t.Parallel()
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	})
+	h, err := portal.WithPage(next)
+	require.NoError(t, err)
+
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		status int
+	}{
+		{name: "page", method: http.MethodGet, path: "/", status: http.StatusOK},
+		{name: "page with a query", method: http.MethodGet, path: "/?q=x", status: http.StatusOK},
+		{name: "post to the page", method: http.MethodPost, path: "/", status: http.StatusMethodNotAllowed},
+		{name: "api", method: http.MethodGet, path: "/api/records", status: http.StatusTeapot},
+		{name: "search", method: http.MethodGet, path: "/autocomplete/project?q=x", status: http.StatusTeapot},
+		{name: "unknown", method: http.MethodGet, path: "/index.html", status: http.StatusTeapot},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(tt.method, tt.path, nil))
+			assert.Equal(t, tt.status, w.Code)
+		})
+	}
+}
