@@ -72,8 +72,12 @@ const browserTimeout = 2 * time.Minute
 // browserTimeout. The browser is stopped when the test ends.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	// Chromium leaves the directory of its singleton socket in $TMPDIR
+	// when it is stopped: give it one that the test removes.
+	tmp := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),
+		chromedp.Env("TMPDIR="+tmp),
 		// Chromium's sandbox refuses to run as root, as CI does; the
 		// browser loads only the pages the tests serve on loopback.
 		chromedp.NoSandbox,
