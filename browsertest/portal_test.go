@@ -190,8 +190,8 @@ func TestPortalSearchBoxes(t *testing.T) {
 			})
 			assert.Equal(t, []string{"Canal lock water levels"}, v.Results)
 
-			// Type fast into the project box until it is refused: each
-			// key asks, one request at a time.
+			// Type fast into the project box until it is refused: the
+			// box asks as the keys come, one request at a time.
 			const phrase = "Alpine glacier mass balance"
 			require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#search-project"), phrase)))
 			for i := 0; ; i++ {
