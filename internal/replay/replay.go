@@ -99,7 +99,7 @@ type Replayer struct {
 	whatIf  []*decider
 	tables  []string // "-rates" and the what-if tables, as given
 	router  *router
-	groups  map[groupKey]*group
+	groups  []*group // by scope number * 2 + kind
 	order   []*group
 	tracked int // live callers, over all groups
 	bound   int
@@ -110,11 +110,6 @@ type Replayer struct {
 	m0, width                int64 // the first minute of the log, minutes per point
 	lastSweep                int64
 	line                     Line
-}
-
-type groupKey struct {
-	scope string
-	kind  int
 }
 
 // New returns a Replayer for opt, or an error for a setting that is
@@ -134,7 +129,7 @@ func New(opt Options) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayer{opt: opt, parser: p, base: base, groups: map[groupKey]*group{}, m0: -1, width: 1, lastSweep: -1}
+	r := &Replayer{opt: opt, parser: p, base: base, m0: -1, width: 1, lastSweep: -1}
 	r.tables = append(r.tables, opt.Settings.Rates.String())
 	for _, spec := range opt.WhatIf {
 		d, err := newDecider(opt.Settings, spec)
@@ -229,7 +224,8 @@ func (r *Replayer) Line(b []byte) {
 	if t.After(r.to) {
 		r.to = t
 	}
-	scope, cost, ok := r.router.route(l.Path)
+	sid, cost, ok := r.router.route(l.Path)
+	scope := sid.name
 	if !ok {
 		r.unrouted++
 		return
@@ -254,7 +250,7 @@ func (r *Replayer) Line(b []byte) {
 	}
 	k := r.base.caller(l)
 	c := k.id
-	g := r.group(scope, c.kind())
+	g := r.group(sid, c.kind())
 	s, isNew := k.stat, false
 	if k.group != g || s == nil || s.retired {
 		s, isNew = g.stat(c)
@@ -308,13 +304,16 @@ func (r *Replayer) evict(g *group, c caller) {
 }
 
 // group returns the statistics of scope and kind, new if needed.
-func (r *Replayer) group(scope string, kind int) *group {
-	k := groupKey{scope, kind}
-	if g, ok := r.groups[k]; ok {
-		return g
+func (r *Replayer) group(scope scopeID, kind int) *group {
+	i := scope.id*2 + kind
+	if i < len(r.groups) && r.groups[i] != nil {
+		return r.groups[i]
 	}
-	g := newGroup(scope, kind, r.base.scopes[scope], len(r.tables), r.opt.Top)
-	r.groups[k] = g
+	for len(r.groups) <= i {
+		r.groups = append(r.groups, nil)
+	}
+	g := newGroup(scope.name, kind, r.base.scopes[scope.name], len(r.tables), r.opt.Top)
+	r.groups[i] = g
 	r.order = append(r.order, g)
 	return g
 }
