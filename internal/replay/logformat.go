@@ -179,7 +179,9 @@ var (
 // Parse implements [Parser].
 func (p *formatParser) Parse(line []byte, l *Line) error {
 	*l = Line{}
-	line = bytes.TrimRight(line, "\r\n")
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
 	if !bytes.HasPrefix(line, p.lead) {
 		return errLead
 	}

@@ -99,7 +99,7 @@ type Replayer struct {
 	whatIf  []*decider
 	tables  []string // "-rates" and the what-if tables, as given
 	router  *router
-	groups  map[groupKey]*group
+	groups  []*group // by scope number * 2 + kind
 	order   []*group
 	tracked int // live callers, over all groups
 	bound   int
@@ -109,12 +109,6 @@ type Replayer struct {
 	from, to                 time.Time
 	m0, width                int64 // the first minute of the log, minutes per point
 	lastSweep                int64
-	line                     Line
-}
-
-type groupKey struct {
-	scope string
-	kind  int
 }
 
 // New returns a Replayer for opt, or an error for a setting that is
@@ -134,7 +128,7 @@ func New(opt Options) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayer{opt: opt, parser: p, base: base, groups: map[groupKey]*group{}, m0: -1, width: 1, lastSweep: -1}
+	r := &Replayer{opt: opt, parser: p, base: base, m0: -1, width: 1, lastSweep: -1}
 	r.tables = append(r.tables, opt.Settings.Rates.String())
 	for _, spec := range opt.WhatIf {
 		d, err := newDecider(opt.Settings, spec)
@@ -163,65 +157,144 @@ func ParseWhatIf(s string) []string {
 	return out
 }
 
+// batchLines is how many lines the reading goroutine of [Replayer.Read]
+// parses before handing them to the deciding one.
+const batchLines = 4096
+
+// entry is a line read: its fields, or why it cannot be read.
+type entry struct {
+	line Line
+	err  error
+	raw  string // the line, cut, when err is not nil
+}
+
+// batch is lines read and parsed, their fields copied into arena.
+type batch struct {
+	entries []entry
+	arena   []byte
+}
+
+// own returns a copy of v in the batch's arena. A slice returned earlier
+// stays valid when the arena grows: it keeps the array it points into.
+func (b *batch) own(v []byte) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	n := len(b.arena)
+	b.arena = append(b.arena, v...)
+	return b.arena[n:len(b.arena):len(b.arena)]
+}
+
+var errTooLong = errors.New("line longer than 1 MiB")
+
 // Read reads every line of in. It returns only the error of reading;
 // a line it cannot read is counted and skipped.
+//
+// One goroutine reads and parses the lines while the calling one decides
+// them, in order: on two cores the parsing costs no time. Read must not
+// be called concurrently with itself or [Replayer.Line].
 func (r *Replayer) Read(in io.Reader) error {
+	const batches = 4
+	free := make(chan *batch, batches)
+	full := make(chan *batch, batches)
+	for range batches {
+		free <- &batch{entries: make([]entry, 0, batchLines), arena: make([]byte, 0, 64*batchLines)}
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- r.produce(in, free, full)
+		close(full)
+	}()
+	for b := range full {
+		for i := range b.entries {
+			r.decide(&b.entries[i])
+		}
+		free <- b
+	}
+	return <-done
+}
+
+// produce reads and parses the lines of in into batches, taken from free
+// and sent to full.
+func (r *Replayer) produce(in io.Reader, free <-chan *batch, full chan<- *batch) error {
 	br := bufio.NewReaderSize(in, 1<<20)
+	b := <-free
+	b.entries, b.arena = b.entries[:0], b.arena[:0]
 	for {
-		b, err := br.ReadSlice('\n')
+		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A line longer than the buffer: skip the rest of it.
+			raw := clip(line)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
-			r.lines++
-			r.skip("line longer than 1 MiB", b[:80])
+			b.entries = append(b.entries, entry{err: errTooLong, raw: raw})
+		} else if line = trimEnd(line); len(line) > 0 {
+			b.entries = append(b.entries, entry{})
+			e := &b.entries[len(b.entries)-1]
+			if e.err = r.parser.Parse(line, &e.line); e.err != nil {
+				e.raw = clip(line)
+			} else {
+				l := &e.line
+				l.Addr, l.Forwarded, l.User = b.own(l.Addr), b.own(l.Forwarded), b.own(l.User)
+				l.Method, l.Path = b.own(l.Method), b.own(l.Path)
+			}
+		}
+		if err != nil || len(b.entries) == batchLines {
+			full <- b
 			if err == io.EOF {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			continue
-		}
-		if len(b) > 0 {
-			r.Line(b)
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
+			b = <-free
+			b.entries, b.arena = b.entries[:0], b.arena[:0]
 		}
 	}
+}
+
+// trimEnd returns line without its end of line.
+func trimEnd(line []byte) []byte {
+	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
+	return line
 }
 
 // skip counts an unreadable line, and keeps the first few.
-func (r *Replayer) skip(why string, b []byte) {
+func (r *Replayer) skip(why, raw string) {
 	r.skipped++
 	if len(r.examples) < shownSkipped {
-		r.examples = append(r.examples, fmt.Sprintf("line %d: %s: %s", r.lines, why, strings.TrimRight(clip(b), "\r\n")))
+		r.examples = append(r.examples, fmt.Sprintf("line %d: %s: %s", r.lines, why, raw))
 	}
 }
 
-// Line decides the request of one log line.
+// Line decides the request of one log line, without its end of line or
+// with it. An empty line is no line.
 func (r *Replayer) Line(b []byte) {
+	b = trimEnd(b)
+	if len(b) == 0 {
+		return
+	}
+	e := entry{}
+	if e.err = r.parser.Parse(b, &e.line); e.err != nil {
+		e.raw = clip(b)
+	}
+	r.decide(&e)
+}
+
+// decide decides the request of a line read.
+func (r *Replayer) decide(e *entry) {
 	r.lines++
 	if r.opt.Progress != nil && r.lines&0xffff == 0 {
 		r.opt.Progress(r.lines)
 	}
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		b = b[:len(b)-1]
-		if len(b) == 0 {
-			r.lines-- // an empty line is no line
-			return
-		}
-	}
-	l := &r.line
-	if err := r.parser.Parse(b, l); err != nil {
-		r.skip(err.Error(), b)
+	if e.err != nil {
+		r.skip(e.err.Error(), e.raw)
 		return
 	}
+	l := &e.line
 	t := l.Time
 	if r.from.IsZero() || t.Before(r.from) {
 		r.from = t
@@ -229,7 +302,8 @@ func (r *Replayer) Line(b []byte) {
 	if t.After(r.to) {
 		r.to = t
 	}
-	scope, cost, ok := r.router.route(l.Path)
+	sid, cost, ok := r.router.route(l.Path)
+	scope := sid.name
 	if !ok {
 		r.unrouted++
 		return
@@ -254,7 +328,7 @@ func (r *Replayer) Line(b []byte) {
 	}
 	k := r.base.caller(l)
 	c := k.id
-	g := r.group(scope, c.kind())
+	g := r.group(sid, c.kind())
 	s, isNew := k.stat, false
 	if k.group != g || s == nil || s.retired {
 		s, isNew = g.stat(c)
@@ -308,13 +382,16 @@ func (r *Replayer) evict(g *group, c caller) {
 }
 
 // group returns the statistics of scope and kind, new if needed.
-func (r *Replayer) group(scope string, kind int) *group {
-	k := groupKey{scope, kind}
-	if g, ok := r.groups[k]; ok {
-		return g
+func (r *Replayer) group(scope scopeID, kind int) *group {
+	i := scope.id*2 + kind
+	if i < len(r.groups) && r.groups[i] != nil {
+		return r.groups[i]
 	}
-	g := newGroup(scope, kind, r.base.scopes[scope], len(r.tables), r.opt.Top)
-	r.groups[k] = g
+	for len(r.groups) <= i {
+		r.groups = append(r.groups, nil)
+	}
+	g := newGroup(scope.name, kind, r.base.scopes[scope.name], len(r.tables), r.opt.Top)
+	r.groups[i] = g
 	r.order = append(r.order, g)
 	return g
 }

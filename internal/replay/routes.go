@@ -107,7 +107,28 @@ func (s Settings) routes() Routes {
 type router struct {
 	routes Routes // longest prefix first
 	known  func(scope string) bool
-	names  []map[string]string // per route: NAME -> its scope or "", made once
+	names  []map[string]scopeID // per route: NAME -> its scope, made once
+	ids    map[string]int       // scope -> its number, from 0
+}
+
+// scopeID is a scope and its number, so that a replay finds its
+// statistics by index.
+type scopeID struct {
+	name string
+	id   int // -1: no scope the limiter knows
+}
+
+// id returns the number of scope, or -1 if the limiter does not know it.
+func (rt *router) id(scope string) scopeID {
+	if !rt.known(scope) {
+		return scopeID{id: -1}
+	}
+	n, ok := rt.ids[scope]
+	if !ok {
+		n = len(rt.ids)
+		rt.ids[scope] = n
+	}
+	return scopeID{name: scope, id: n}
 }
 
 func newRouter(rs Routes, known func(string) bool) *router {
@@ -118,39 +139,39 @@ func newRouter(rs Routes, known func(string) bool) *router {
 			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
 		}
 	}
-	names := make([]map[string]string, len(sorted))
-	for i := range names {
-		names[i] = map[string]string{}
+	rt := &router{routes: sorted, known: known, names: make([]map[string]scopeID, len(sorted)), ids: map[string]int{}}
+	for i, r := range sorted {
+		rt.names[i] = map[string]scopeID{}
+		if !strings.HasSuffix(r.Scope, ".*") {
+			rt.names[i][""] = rt.id(r.Scope)
+		}
 	}
-	return &router{routes: sorted, known: known, names: names}
+	return rt
 }
 
 // route returns the scope and cost of path, or ok false when no route
 // limits it.
-func (rt *router) route(path []byte) (scope string, cost int64, ok bool) {
+func (rt *router) route(path []byte) (scope scopeID, cost int64, ok bool) {
 	for i := range rt.routes {
 		r := &rt.routes[i]
 		if len(path) < len(r.Prefix) || string(path[:len(r.Prefix)]) != r.Prefix {
 			continue
 		}
-		if !strings.HasSuffix(r.Scope, ".*") {
-			return r.Scope, r.Cost, rt.known(r.Scope)
-		}
-		name := path[len(r.Prefix):]
-		if j := bytes.IndexByte(name, '/'); j >= 0 {
-			name = name[:j]
+		var name []byte
+		if strings.HasSuffix(r.Scope, ".*") {
+			name = path[len(r.Prefix):]
+			if j := bytes.IndexByte(name, '/'); j >= 0 {
+				name = name[:j]
+			}
 		}
 		if s, hit := rt.names[i][string(name)]; hit {
-			return s, r.Cost, s != ""
+			return s, r.Cost, s.id >= 0
 		}
-		s := r.Scope[:len(r.Scope)-1] + string(name)
-		if !rt.known(s) {
-			s = ""
-		}
+		s := rt.id(r.Scope[:len(r.Scope)-1] + string(name))
 		if len(rt.names[i]) < 4096 {
 			rt.names[i][string(name)] = s
 		}
-		return s, r.Cost, s != ""
+		return s, r.Cost, s.id >= 0
 	}
-	return "", 0, false
+	return scopeID{id: -1}, 0, false
 }
