@@ -49,7 +49,7 @@ portal:
 # Writes docs/howto/replay-report.png, the screenshot of the replay report
 # that the browser test takes in headless Chromium (ADR 0093).
 screenshot: deps
-	cd browsertest && $(GO) test -count=1 -run TestReplayReport -update-screenshot .
+	cd browsertest && $(GO) test -count=1 -run TestReplayReportOfTheHowTo -update-screenshot .
 
 # Runs each fuzz target for a short while.
 fuzz:

@@ -22,9 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// updateScreenshot writes the report's screenshot where the how-to shows
-// it; without it the screenshot goes to a temporary directory, so that a
-// test run never changes the tree.
+// updateScreenshot writes the screenshot of TestReplayReportOfTheHowTo
+// where the how-to shows it; without it the screenshot goes to a temporary
+// directory, so that a test run never changes the tree.
 var updateScreenshot = flag.Bool("update-screenshot", false,
 	"write the screenshot of the replay report to "+screenshotPath)
 
@@ -137,8 +137,7 @@ const chartsJS = `Array.from(document.querySelectorAll("svg.chart"), svg => {
 
 // The HTML report of ratescope replay, made from a known log, opens in
 // Chromium with no console error and no request, and its charts show the
-// series the log implies; the test also takes the screenshot of the
-// how-to.
+// series the log implies.
 func TestReplayReport(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -251,30 +250,7 @@ func TestReplayReport(t *testing.T) {
 	}
 	assert.Equal(t, want, rows)
 
-	// Self-contained: the page asked for nothing but itself, and wrote no
-	// error or warning.
-	for _, x := range pl.Exchanges("") {
-		assert.Equal(t, pageURL, x.URL, "a request of the report")
-	}
-	assert.Empty(t, pl.Console(), "the report's console")
-
-	// The screenshot: the top of the page and the first scope and kind,
-	// whose charts the how-to explains, 1200 pixels wide.
-	bottom, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
-		`document.querySelector("section.group").getBoundingClientRect().bottom + window.scrollY + 16`))
-	require.NoError(t, err)
-	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, bottom))
-	require.NoError(t, err)
-	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
-	require.NoError(t, err)
-	assert.Equal(t, screenshotWidth, cfg.Width)
-	assert.Equal(t, int(math.Ceil(bottom)), cfg.Height)
-	out := filepath.Join(dir, "replay-report.png")
-	if *updateScreenshot {
-		out = screenshotPath
-	}
-	require.NoError(t, os.WriteFile(out, shot, 0o644))
-	t.Logf("screenshot %s: %dx%d, %d bytes", out, cfg.Width, cfg.Height, len(shot))
+	assertSelfContained(t, pl, pageURL)
 }
 
 // screenshot takes a PNG of the page from its top, width by height CSS
@@ -293,4 +269,116 @@ func screenshot(width int, height float64) chromedp.Action[[]byte] {
 		}
 		return r.Data, nil
 	}
+}
+
+// assertSelfContained checks that the page at pageURL asked for nothing but
+// itself and wrote no error or warning.
+func assertSelfContained(t *testing.T, pl *pageLog, pageURL string) {
+	t.Helper()
+	for _, x := range pl.Exchanges("") {
+		assert.Equal(t, pageURL, x.URL, "a request of the report")
+	}
+	assert.Empty(t, pl.Console(), "the report's console")
+}
+
+// The report of the how-to "choose limits from your access logs": the
+// generated day of its examples (benchmarks/cmd/genlog), replayed with its
+// flags. It opens with no console error and no request, every chart and
+// series is drawn, its figures are those of -json; and the test takes the
+// screenshot the how-to shows.
+func TestReplayReportOfTheHowTo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	genlog := filepath.Join(dir, "genlog")
+	build := exec.Command("go", "build", "-o", genlog, "./cmd/genlog")
+	build.Dir = "../benchmarks"
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building genlog: %s", out)
+	logPath := filepath.Join(dir, "access.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	gen := exec.Command(genlog, "-lines", "300000", "-callers", "5000")
+	gen.Stdout = logFile
+	require.NoError(t, gen.Run())
+	require.NoError(t, logFile.Close())
+
+	htmlPath := filepath.Join(dir, "report.html")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(binDir, "ratescope"), "replay", "-quiet", "-json", "-top", "5",
+		"-rates", "api.anon=60/min,1000/day",
+		"-what-if", "api.anon=120/min,5000/day;api.anon=30/min,500/day",
+		"-html", htmlPath, logPath)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "ratescope replay: %s", stderr.String())
+	var rep replayJSON
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep))
+	require.Equal(t, int64(300000), rep.Lines)
+	require.NotEmpty(t, rep.Scopes)
+	require.Equal(t, "api", rep.Scopes[0].Scope)
+	require.Equal(t, "anon", rep.Scopes[0].Kind)
+	apiAnon := rep.Scopes[0]
+
+	ctx := newBrowser(t)
+	pl := record(t, ctx)
+	pageURL := "file://" + htmlPath
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(screenshotWidth, 900),
+		chromedp.Navigate(pageURL)))
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartView](chartsJS))
+	require.NoError(t, err)
+	require.NotEmpty(t, charts)
+	var groups []string
+	for _, c := range charts {
+		assert.Positive(t, c.Width, "%s %s/%s drawn", c.Chart, c.Scope, c.Kind)
+		assert.Positive(t, c.Height, "%s %s/%s drawn", c.Chart, c.Scope, c.Kind)
+		for _, s := range c.Series {
+			assert.Positive(t, s.Length, "a series of %s %s/%s: %+v", c.Chart, c.Scope, c.Kind, s)
+		}
+		if c.Chart == "per-minute" {
+			groups = append(groups, c.Scope+"/"+c.Kind)
+		}
+		if c.Scope != "api" || c.Kind != "anon" {
+			continue
+		}
+		switch c.Chart {
+		case "per-minute":
+			assert.NotEmpty(t, c.Series, "the top callers of api/anon")
+		case "peak-day":
+			// A log of one day with no minute over 60: the callers the
+			// limiter refused are those above 1000 in the day.
+			assert.Equal(t, int64(1000), c.Limit)
+			assert.Equal(t, apiAnon.RefusedCallers, c.RefusedCallers)
+		case "what-if":
+			require.Len(t, c.Bars, 3)
+			assert.Equal(t, apiAnon.Refused, c.Bars[0].Refused)
+			assert.Equal(t, apiAnon.RefusedCallers, c.Bars[0].RefusedCallers)
+			for _, b := range c.Bars {
+				assert.Positive(t, b.Height, "the bar of %s", b.Rates)
+			}
+		}
+	}
+	var want []string
+	for _, s := range rep.Scopes {
+		want = append(want, s.Scope+"/"+s.Kind)
+	}
+	assert.Equal(t, want, groups, "a section per scope and kind of -json, in its order")
+	assertSelfContained(t, pl, pageURL)
+
+	// The screenshot: the top of the page and the first scope and kind,
+	// whose charts the how-to explains, 1200 pixels wide.
+	bottom, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
+		`document.querySelector("section.group").getBoundingClientRect().bottom + window.scrollY + 16`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, bottom))
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
+	require.NoError(t, err)
+	assert.Equal(t, screenshotWidth, cfg.Width)
+	assert.Equal(t, int(math.Ceil(bottom)), cfg.Height)
+	path := filepath.Join(dir, "replay-report.png")
+	if *updateScreenshot {
+		path = screenshotPath
+	}
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot %s: %dx%d, %d bytes", path, cfg.Width, cfg.Height, len(shot))
 }
