@@ -25,8 +25,9 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// frameworks are the portal's -framework values: the page must work on
-// each.
+// frameworks are the portal's -framework values (portal.Frameworks, which
+// this module cannot import): the page must work on each. A framework
+// added to the portal is added here.
 var frameworks = []string{"gin", "echo"}
 
 // The limits of the portals these tests start: the project search box
