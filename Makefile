@@ -5,10 +5,11 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs allocs quiet bench portal fuzz soak
+.PHONY: test deps fmt-check vet imports docs allocs quiet bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
-MODULES := prometheus
+# browsertest/ drives a headless Chromium, which deps installs.
+MODULES := prometheus browsertest
 
 test: deps fmt-check vet imports docs allocs quiet
 	$(GO) test -race -count=1 ./...
@@ -53,12 +54,18 @@ quiet:
 portal:
 	$(GO) run ./examples/portal
 
+# Writes docs/howto/replay-report.png, the screenshot of the replay report
+# that the browser test takes in headless Chromium (ADR 0093).
+screenshot: deps
+	cd browsertest && $(GO) test -count=1 -run TestReplayReportOfTheHowTo -update-screenshot .
+
 # Runs each fuzz target for a short while.
 fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseRate -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseIPv4Port -fuzztime=30s
+	$(GO) test ./internal/replay/ -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s
 
 # The long load and fault runs (build tag soak; a few minutes, without
 # the race detector): 10,000,000 new callers through memstore, a minute of

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Installs what the tests need on a fresh Debian machine: a real redis-server
-# and redis-cli (the Redis tests start their own servers and a 3-master
-# cluster on loopback ports, and stop them afterwards).
+# Installs what the tests need on a fresh Debian machine, each only when it
+# is missing:
+#   - a real redis-server and redis-cli (the Redis tests start their own
+#     servers and a 3-master cluster on loopback ports, and stop them
+#     afterwards);
+#   - Debian's chromium (the browser tests of browsertest/ drive it
+#     headless through the DevTools protocol).
 set -euo pipefail
 
-if command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1; then
+packages=()
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  packages+=(redis-server redis-tools)
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  packages+=(chromium)
+fi
+if [ "${#packages[@]}" -eq 0 ]; then
   exit 0
 fi
-echo "installing redis-server and redis-tools from Debian's packages" >&2
+echo "installing ${packages[*]} from Debian's packages" >&2
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   sudo="sudo"
 fi
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends redis-server redis-tools >/dev/null
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 command -v redis-server >/dev/null
+command -v chromium >/dev/null

@@ -7,6 +7,11 @@
 //
 // Routes:
 //
+//	GET /                     not limited: a page with the nine search boxes; its
+//	                          script (inline, loading nothing) asks
+//	                          /autocomplete/NAME?q= as the user types, and on 429
+//	                          shows the wait of Retry-After, sends nothing until
+//	                          it has passed, then searches again
 //	GET /api/records          limited in scope "api": 200 {"records": [...]}, or 429
 //	GET /api/export           limited in scope "api" at cost 5 (-export-cost),
 //	                          in the same group and decision: 200 {"records": [...]}, or 429
@@ -114,6 +119,12 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	default:
 		h, err = ginportal.New(app)
 	}
+	if err != nil {
+		fmt.Fprintln(stderr, "portal:", err)
+		return 1
+	}
+	// The search page at / is the same on every framework.
+	h, err = portal.WithPage(h)
 	if err != nil {
 		fmt.Fprintln(stderr, "portal:", err)
 		return 1

@@ -1,0 +1,308 @@
+package replay
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The HTML report is one page with no script and nothing fetched: every
+// chart is an inline SVG drawn here. Its elements carry stable classes and
+// data attributes, so that a test in a browser finds them:
+//
+//	<section class="group" id="api-anon" data-scope="api" data-kind="anon">
+//	  <svg class="chart" data-chart="per-minute" data-scope="api" data-kind="anon">
+//	    <line class="limit" data-limit="60"/>           (when the kind has a minute limit)
+//	    <path class="series" data-caller="203.0.113.7"/> (one per top caller drawn)
+//	  <svg class="chart" data-chart="peak-minute" ...>  (callers whose busiest minute is above x)
+//	    <path class="series" data-series="callers-above"/>
+//	    <line class="limit" data-limit="60" data-refused-callers="N"/>
+//	  <svg class="chart" data-chart="peak-day" ...>     (the same for the busiest day)
+//	  <svg class="chart" data-chart="what-if" ...>      (when -what-if changes the scope's rates)
+//	    <rect class="bar" data-table="0" data-rates="60/min,1000/day" data-refused="N" data-refused-callers="N"/>
+//	  <table class="top"> one <tr class="caller" data-caller="..."> per caller of the top list
+//
+// The same report gives the same page, byte for byte.
+
+// palette colours the callers of a chart, in order.
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b"}
+
+const (
+	chartW, chartH = 720, 260
+	padL, padR     = 56, 16
+	padT, padB     = 16, 36
+)
+
+// WriteHTML writes the report as a self-contained HTML page.
+func (rep *Report) WriteHTML(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>ratescope replay</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:900px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ccc;padding-top:16px}h3{font-size:15px;margin-bottom:4px}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}td:first-child,th:first-child{text-align:left}
+svg.chart{display:block;background:#fafafa;border:1px solid #ddd;margin:4px 0 12px}
+svg text{font:11px sans-serif;fill:#444}.limit{stroke:#d00;stroke-dasharray:6 3;stroke-width:1.5}.axis{stroke:#888}
+.series{fill:none;stroke-width:1.5}.note{color:#555}
+.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:3px;vertical-align:middle;margin-right:4px}
+</style>
+</head>
+<body>
+<h1>ratescope replay</h1>
+`)
+	fmt.Fprintf(&b, "<p id=\"summary\">%d lines from %s to %s: %d not limited (no route), %d unreadable.</p>\n",
+		rep.Lines, esc(timeText(rep.From)), esc(timeText(rep.To)), rep.Unrouted, rep.Skipped)
+	if len(rep.SkippedExamples) > 0 {
+		b.WriteString("<ul class=\"unreadable\">\n")
+		for _, ex := range rep.SkippedExamples {
+			fmt.Fprintf(&b, "<li><code>%s</code></li>\n", esc(ex))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if len(rep.Groups) == 0 {
+		b.WriteString("<p>No request was limited: no line's path matched a route.</p>\n")
+	}
+	for _, g := range rep.Groups {
+		rep.group(&b, g)
+	}
+	if len(rep.Tables) > 1 {
+		rep.whatIfTable(&b)
+	}
+	b.WriteString("</body>\n</html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func esc(s string) string { return template.HTMLEscapeString(s) }
+
+func (rep *Report) group(b *strings.Builder, g GroupReport) {
+	attrs := fmt.Sprintf(`data-scope="%s" data-kind="%s"`, esc(g.Scope), esc(g.Kind))
+	fmt.Fprintf(b, "<section class=\"group\" id=\"%s-%s\" %s>\n", esc(g.Scope), esc(g.Kind), attrs)
+	fmt.Fprintf(b, "<h2>%s, %s callers: %s</h2>\n", esc(g.Scope), esc(g.Kind), esc(g.Rates[0]))
+	fmt.Fprintf(b, "<p class=\"figures\">%d requests, %d refused (%s); %d callers, %d refused at least once.</p>\n",
+		g.Requests, g.Refused[0], pct(g.Refused[0], g.Requests), g.Callers, g.RefusedCallers[0])
+
+	b.WriteString("<h3>Requests per minute of the top callers</h3>\n")
+	perMinute(b, attrs, g, rep)
+
+	b.WriteString("<h3>Callers by their busiest minute</h3>\n")
+	fmt.Fprintf(b, "<p class=\"note\">Read off how many callers a limit of x a minute would refuse at least once: those whose busiest clock minute had more than x requests.</p>\n")
+	distribution(b, attrs, "peak-minute", g.PeakMinute, g.MinuteLimit, "requests in the busiest minute", "/min")
+
+	b.WriteString("<h3>Callers by their busiest day</h3>\n")
+	distribution(b, attrs, "peak-day", g.PeakDay, g.DayLimit, "requests in the busiest day (UTC)", "/day")
+
+	if g.Compared() {
+		b.WriteString("<h3>What if</h3>\n")
+		whatIfChart(b, attrs, g)
+	}
+
+	b.WriteString("<h3>Callers refused most</h3>\n<table class=\"top\">\n<tr><th>caller</th><th>requests</th><th>refused</th><th>peak minute</th><th>peak day</th></tr>\n")
+	for _, e := range g.Top {
+		fmt.Fprintf(b, "<tr class=\"caller\" data-caller=\"%s\"><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",
+			esc(e.Caller), esc(e.Caller), e.Requests, e.Refused, e.PeakMinute, e.PeakDay)
+	}
+	b.WriteString("</table>\n</section>\n")
+}
+
+func svgOpen(b *strings.Builder, attrs, chart, label string) {
+	fmt.Fprintf(b, "<svg class=\"chart\" data-chart=\"%s\" %s width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"%s\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		chart, attrs, chartW, chartH, chartW, chartH, esc(label))
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", padL, chartH-padB, chartW-padR, chartH-padB)
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", padL, padT, padL, chartH-padB)
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+// yTicks draws labels at 0, half and the top of a y axis up to top.
+func yTicks(b *strings.Builder, top float64) {
+	for _, v := range []float64{0, top / 2, top} {
+		y := float64(chartH-padB) - v/top*float64(chartH-padT-padB)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%s\" text-anchor=\"end\">%s</text>\n", padL-4, num(y+4), esc(short(v)))
+	}
+}
+
+// nice returns the least of 2, 4, 10, 20, 40, 100... times a power of ten
+// that is at least v, so that the ticks at half and the top are round.
+func nice(v float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(max(v, 1))))
+	for _, m := range []float64{1, 2, 4, 6, 8, 10} {
+		if m*p >= v {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func short(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case v >= 1e4:
+		return strconv.FormatFloat(math.Round(v/1e3), 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+func perMinute(b *strings.Builder, attrs string, g GroupReport, rep *Report) {
+	points := 1
+	var top float64 = 1
+	for _, s := range g.Series {
+		points = max(points, len(s.Points))
+		for _, v := range s.Points {
+			top = max(top, float64(v))
+		}
+	}
+	top = nice(max(top, float64(g.MinuteLimit)) * 1.1)
+	svgOpen(b, attrs, "per-minute", "requests per minute of the top callers, "+g.Scope+" "+g.Kind)
+	yTicks(b, top)
+	x := func(i int) float64 {
+		if points == 1 {
+			return padL
+		}
+		return padL + float64(i)/float64(points-1)*float64(chartW-padL-padR)
+	}
+	y := func(v float64) float64 { return float64(chartH-padB) - v/top*float64(chartH-padT-padB) }
+	start := rep.Start
+	end := start.Add(time.Duration(int64(points)*rep.MinutesPerPoint) * time.Minute)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\">%s</text>\n", padL, chartH-padB+16, esc(start.Format("2006-01-02 15:04")))
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", chartW-padR, chartH-padB+16, esc(end.Format("2006-01-02 15:04")))
+	per := "minute"
+	if rep.MinutesPerPoint > 1 {
+		per = fmt.Sprintf("busiest minute of each %d", rep.MinutesPerPoint)
+	}
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">requests per %s (UTC)</text>\n", (chartW+padL)/2, chartH-6, esc(per))
+	if g.MinuteLimit > 0 {
+		ly := num(y(float64(g.MinuteLimit)))
+		fmt.Fprintf(b, "<line class=\"limit\" data-limit=\"%d\" x1=\"%d\" y1=\"%s\" x2=\"%d\" y2=\"%s\"/>\n", g.MinuteLimit, padL, ly, chartW-padR, ly)
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%s\" text-anchor=\"end\">limit %d/min</text>\n", chartW-padR-2, num(y(float64(g.MinuteLimit))-4), g.MinuteLimit)
+	}
+	for i, s := range g.Series {
+		var d strings.Builder
+		for j, v := range s.Points {
+			if j == 0 {
+				d.WriteString("M")
+			} else {
+				d.WriteString(" L")
+			}
+			d.WriteString(num(x(j)) + " " + num(y(float64(v))))
+		}
+		if len(s.Points) == 1 {
+			d.WriteString(" L" + num(x(0)+2) + " " + num(y(float64(s.Points[0]))))
+		}
+		fmt.Fprintf(b, "<path class=\"series\" data-caller=\"%s\" stroke=\"%s\" d=\"%s\"/>\n", esc(s.Caller), palette[i%len(palette)], d.String())
+	}
+	b.WriteString("</svg>\n<p class=\"legend\">")
+	if len(g.Series) == 0 {
+		b.WriteString("No caller came near the limit.")
+	}
+	for i, s := range g.Series {
+		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", palette[i%len(palette)], esc(s.Caller))
+	}
+	b.WriteString("</p>\n")
+}
+
+// distribution draws, for each x on a logarithmic axis, how many callers
+// had a peak above x.
+func distribution(b *strings.Builder, attrs, chart string, cs []Count, lim int64, xlabel, unit string) {
+	var total int64
+	var maxPeak int64 = 1
+	for _, c := range cs {
+		total += c.Callers
+		maxPeak = max(maxPeak, c.Peak)
+	}
+	maxX := float64(max(maxPeak, lim)) * 1.5
+	top := nice(max(float64(total), 1) * 1.1)
+	svgOpen(b, attrs, chart, "callers whose "+xlabel+" is above x")
+	yTicks(b, top)
+	x := func(v float64) float64 {
+		v = max(v, 1)
+		return padL + math.Log10(v)/math.Log10(maxX)*float64(chartW-padL-padR)
+	}
+	y := func(v float64) float64 { return float64(chartH-padB) - v/top*float64(chartH-padT-padB) }
+	for v := 1.0; v <= maxX; v *= 10 {
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", num(x(v)), chartH-padB+14, short(v))
+	}
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">x: %s (log scale); y: callers above x</text>\n", (chartW+padL)/2, chartH-6, esc(xlabel))
+	// Above x, for x from 1: a step down at each peak.
+	var d strings.Builder
+	above := total
+	d.WriteString("M" + num(x(1)) + " " + num(y(float64(above))))
+	for _, c := range cs {
+		if c.Peak < 1 {
+			above -= c.Callers
+			continue
+		}
+		d.WriteString(" L" + num(x(float64(c.Peak))) + " " + num(y(float64(above))))
+		above -= c.Callers
+		d.WriteString(" L" + num(x(float64(c.Peak))) + " " + num(y(float64(above))))
+	}
+	d.WriteString(" L" + num(x(maxX)) + " " + num(y(float64(above))))
+	fmt.Fprintf(b, "<path class=\"series\" data-series=\"callers-above\" stroke=\"%s\" d=\"%s\"/>\n", palette[0], d.String())
+	if lim > 0 {
+		lx := num(x(float64(lim)))
+		n := Above(cs, lim)
+		fmt.Fprintf(b, "<line class=\"limit\" data-limit=\"%d\" data-refused-callers=\"%d\" x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\"/>\n", lim, n, lx, padT, lx, chartH-padB)
+		anchor, tx := "start", x(float64(lim))+4
+		if tx > chartW*0.6 {
+			anchor, tx = "end", tx-8
+		}
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"%s\">limit %d%s: %d callers above</text>\n", num(tx), padT+12, anchor, lim, unit, n)
+	}
+	b.WriteString("</svg>\n")
+}
+
+func whatIfChart(b *strings.Builder, attrs string, g GroupReport) {
+	svgOpen(b, attrs, "what-if", "refused requests under each rate table, "+g.Scope+" "+g.Kind)
+	var top float64 = 1
+	for _, r := range g.Refused {
+		top = max(top, float64(r))
+	}
+	top = nice(top * 1.1)
+	yTicks(b, top)
+	n := len(g.Refused)
+	slot := float64(chartW-padL-padR) / float64(n)
+	for i, r := range g.Refused {
+		h := float64(r) / top * float64(chartH-padT-padB)
+		x := padL + float64(i)*slot + slot*0.2
+		fmt.Fprintf(b, "<rect class=\"bar\" data-table=\"%d\" data-rates=\"%s\" data-refused=\"%d\" data-refused-callers=\"%d\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n",
+			i, esc(g.Rates[i]), r, g.RefusedCallers[i], num(x), num(float64(chartH-padB)-h), num(slot*0.6), num(h), palette[i%len(palette)])
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", num(x+slot*0.3), chartH-padB+14, esc(g.Rates[i]))
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%d (%d callers)</text>\n", num(x+slot*0.3), num(float64(chartH-padB)-h-4), r, g.RefusedCallers[i])
+	}
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">refused requests under each rate table</text>\n", (chartW+padL)/2, chartH-6)
+	b.WriteString("</svg>\n")
+}
+
+func (rep *Report) whatIfTable(b *strings.Builder) {
+	b.WriteString("<section id=\"what-if\">\n<h2>What if: the rate tables compared</h2>\n<ol class=\"tables\">\n")
+	for i, t := range rep.Tables {
+		label := t
+		if i == 0 {
+			label = "-rates " + t
+			if t == "" {
+				label = "-rates (the starting values)"
+			}
+		}
+		fmt.Fprintf(b, "<li data-table=\"%d\"><code>%s</code></li>\n", i, esc(label))
+	}
+	b.WriteString("</ol>\n<table class=\"what-if\">\n<tr><th>scope</th><th>kind</th><th>table</th><th>rates</th><th>requests</th><th>refused</th><th>callers refused</th></tr>\n")
+	for _, g := range rep.Groups {
+		if !g.Compared() {
+			continue
+		}
+		for i := range rep.Tables {
+			fmt.Fprintf(b, "<tr data-scope=\"%s\" data-kind=\"%s\" data-table=\"%d\"><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td><td>%d (%s)</td><td>%d</td></tr>\n",
+				esc(g.Scope), esc(g.Kind), i, esc(g.Scope), esc(g.Kind), i, esc(g.Rates[i]), g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
+		}
+	}
+	b.WriteString("</table>\n</section>\n")
+}

@@ -1,0 +1,262 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// A Report is what a replay found.
+type Report struct {
+	// Lines is the number of lines read; Skipped those that could not be
+	// read, the first few quoted in SkippedExamples; Unrouted those whose
+	// path no route limits.
+	Lines, Skipped, Unrouted int64
+	SkippedExamples          []string
+	// From and To are the times of the earliest and the latest line.
+	From, To time.Time
+	// Start is the minute of the first point of the series; each point is
+	// MinutesPerPoint minutes.
+	Start           time.Time
+	MinutesPerPoint int64
+	// Tables are the -rates table and the what-if tables, as given.
+	Tables []string
+	// Groups are the scopes and kinds with requests, sorted.
+	Groups []GroupReport
+}
+
+// GroupReport is the figures of one scope and kind.
+type GroupReport struct {
+	Scope, Kind string
+	// Rates are the rates of the scope and kind under each table.
+	Rates []string
+	// MinuteLimit and DayLimit are the -rates limits over a minute and a
+	// day, 0 when there is none.
+	MinuteLimit, DayLimit int64
+	Requests              int64
+	// Refused and RefusedCallers are per table: 0 is -rates.
+	Refused, RefusedCallers []int64
+	Callers                 int64
+	Top                     []TopCaller
+	// PeakMinute and PeakDay count the callers by their busiest clock
+	// minute and UTC day, sorted by peak.
+	PeakMinute, PeakDay []Count
+	// Series are the requests per minute of the top callers kept.
+	Series []Series
+}
+
+// A Count is how many callers had a peak.
+type Count struct {
+	Peak, Callers int64
+}
+
+// A Series is a caller's requests per minute: each point the busiest
+// minute of Report.MinutesPerPoint minutes from Report.Start.
+type Series struct {
+	Caller string
+	Points []uint32
+}
+
+// chartCallers is how many callers a chart of requests per minute draws.
+const chartCallers = 5
+
+func (g *group) report(r *Replayer) GroupReport {
+	gr := GroupReport{
+		Scope: g.scope, Kind: kindName(g.kind), Requests: g.requests, Callers: g.callers,
+		Refused: g.refused, RefusedCallers: g.refusedCallers, Top: g.top,
+		MinuteLimit: g.minuteLim, PeakMinute: counts(g.peakMinute), PeakDay: counts(g.peakDay),
+	}
+	if gr.Top == nil {
+		gr.Top = []TopCaller{}
+	}
+	for _, r := range g.info.rates[g.kind] {
+		if r.Period == 24*time.Hour {
+			gr.DayLimit = r.Limit
+		}
+	}
+	for _, d := range append([]*decider{r.base}, r.whatIf...) {
+		gr.Rates = append(gr.Rates, d.scopes[g.scope].text[g.kind])
+	}
+	// The chart's callers: the first of the top list that have a series,
+	// then the others with a series, best first.
+	byName := map[string]*series{}
+	for _, sr := range g.series {
+		byName[sr.caller] = sr
+	}
+	var all []TopCaller
+	for _, sr := range g.series {
+		all = append(all, sr.final)
+	}
+	slices.SortFunc(all, func(a, b TopCaller) int {
+		if a.before(b) {
+			return -1
+		}
+		return 1
+	})
+	for _, e := range all {
+		if len(gr.Series) == chartCallers {
+			break
+		}
+		sr := byName[e.Caller]
+		if e.Refused == 0 && len(gr.Series) > 0 && e.Requests*4 < gr.Top[0].Requests {
+			continue
+		}
+		gr.Series = append(gr.Series, Series{Caller: sr.caller, Points: sr.points})
+	}
+	return gr
+}
+
+func counts(m map[int64]int64) []Count {
+	out := make([]Count, 0, len(m))
+	for p, n := range m {
+		out = append(out, Count{Peak: p, Callers: n})
+	}
+	slices.SortFunc(out, func(a, b Count) int { return int(a.Peak - b.Peak) })
+	return out
+}
+
+// Above returns how many callers had a peak above x: those a limit of x
+// over the peak's period would have refused at least once.
+func Above(cs []Count, x int64) int64 {
+	var n int64
+	for _, c := range cs {
+		if c.Peak > x {
+			n += c.Callers
+		}
+	}
+	return n
+}
+
+// jsonReport is the shape of -json: a contract.
+type jsonReport struct {
+	Lines   int64        `json:"lines"`
+	Skipped int64        `json:"skipped"`
+	From    string       `json:"from"`
+	To      string       `json:"to"`
+	Scopes  []jsonScope  `json:"scopes"`
+	WhatIf  []jsonWhatIf `json:"what_if,omitempty"`
+}
+
+type jsonScope struct {
+	Scope          string      `json:"scope"`
+	Kind           string      `json:"kind"`
+	Requests       int64       `json:"requests"`
+	Refused        int64       `json:"refused"`
+	Callers        int64       `json:"callers"`
+	RefusedCallers int64       `json:"refused_callers"`
+	Top            []TopCaller `json:"top"`
+}
+
+type jsonWhatIf struct {
+	Rates  string            `json:"rates"`
+	Scopes []jsonWhatIfScope `json:"scopes"`
+}
+
+type jsonWhatIfScope struct {
+	Scope          string `json:"scope"`
+	Kind           string `json:"kind"`
+	Limits         string `json:"limits"`
+	Requests       int64  `json:"requests"`
+	Refused        int64  `json:"refused"`
+	RefusedCallers int64  `json:"refused_callers"`
+}
+
+func timeText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// WriteJSON writes the report as -json does:
+//
+//	{"lines":N,"skipped":N,"from":"RFC3339","to":"RFC3339","scopes":[{"scope":"api","kind":"anon",
+//	"requests":N,"refused":N,"callers":N,"refused_callers":N,
+//	"top":[{"caller":"203.0.113.7","requests":N,"refused":N,"peak_minute":N}]}]}
+//
+// and, only when there are what-if tables, "what_if": one entry a table
+// with the figures of each scope and kind under it.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	j := jsonReport{Lines: rep.Lines, Skipped: rep.Skipped, From: timeText(rep.From), To: timeText(rep.To), Scopes: []jsonScope{}}
+	for _, g := range rep.Groups {
+		j.Scopes = append(j.Scopes, jsonScope{
+			Scope: g.Scope, Kind: g.Kind, Requests: g.Requests, Refused: g.Refused[0],
+			Callers: g.Callers, RefusedCallers: g.RefusedCallers[0], Top: g.Top,
+		})
+	}
+	for i := 1; i < len(rep.Tables); i++ {
+		wi := jsonWhatIf{Rates: rep.Tables[i], Scopes: []jsonWhatIfScope{}}
+		for _, g := range rep.Groups {
+			wi.Scopes = append(wi.Scopes, jsonWhatIfScope{
+				Scope: g.Scope, Kind: g.Kind, Limits: g.Rates[i], Requests: g.Requests,
+				Refused: g.Refused[i], RefusedCallers: g.RefusedCallers[i],
+			})
+		}
+		j.WhatIf = append(j.WhatIf, wi)
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(j)
+}
+
+// WriteText writes the report for a person: per scope and kind, the
+// requests, the refused, the callers and those refused at least once, and
+// the callers refused most; then the what-if comparison.
+func (rep *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d lines from %s to %s", rep.Lines, timeText(rep.From), timeText(rep.To))
+	fmt.Fprintf(&b, "; %d not limited (no route), %d unreadable\n", rep.Unrouted, rep.Skipped)
+	for _, ex := range rep.SkippedExamples {
+		fmt.Fprintf(&b, "  unreadable %s\n", ex)
+	}
+	for _, g := range rep.Groups {
+		fmt.Fprintf(&b, "\n%s %s (%s): %d requests, %d refused (%s), %d callers, %d refused at least once\n",
+			g.Scope, g.Kind, g.Rates[0], g.Requests, g.Refused[0], pct(g.Refused[0], g.Requests), g.Callers, g.RefusedCallers[0])
+		if len(g.Top) == 0 {
+			continue
+		}
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tcaller\trequests\trefused\tpeak minute\tpeak day\t\n")
+		for _, e := range g.Top {
+			fmt.Fprintf(tw, "\t%s\t%d\t%d\t%d\t%d\t\n", e.Caller, e.Requests, e.Refused, e.PeakMinute, e.PeakDay)
+		}
+		tw.Flush()
+	}
+	if len(rep.Tables) > 1 {
+		fmt.Fprintf(&b, "\nwhat if (the scopes and kinds whose rates the tables change):\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  scope\tkind\trates\trequests\trefused\tcallers refused\n")
+		for _, g := range rep.Groups {
+			if !g.Compared() {
+				continue
+			}
+			for i := range rep.Tables {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d (%s)\t%d\n", g.Scope, g.Kind, g.Rates[i], g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
+			}
+		}
+		tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Compared reports whether the what-if tables give the scope and kind
+// other rates than -rates: the groups the comparison shows.
+func (g GroupReport) Compared() bool {
+	for _, r := range g.Rates[1:] {
+		if r != g.Rates[0] {
+			return true
+		}
+	}
+	return false
+}
+
+func pct(n, of int64) string {
+	if of == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(of))
+}
