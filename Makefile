@@ -5,12 +5,12 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak
+.PHONY: test deps fmt-check vet imports docs api api-update allocs bench portal fuzz soak
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 MODULES := prometheus
 
-test: deps fmt-check vet imports docs allocs
+test: deps fmt-check vet imports docs api allocs
 	$(GO) test -race -count=1 ./...
 	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
@@ -34,6 +34,16 @@ imports:
 # (internal/doccheck; no network). It runs again, with -race, in ./... .
 docs:
 	$(GO) test -count=1 ./internal/doccheck
+
+# The exported API of every public package is written down in
+# api/v0.1.0.txt (internal/apilist): this fails, printing the diff, when the
+# code's API differs from it. After a change to the API that is meant,
+# regenerate the listing with make api-update and commit it with the change.
+api:
+	$(GO) test -count=1 -run 'TestListing' ./internal/apilist
+
+api-update:
+	$(GO) run ./internal/apilist -w
 
 # The allocation bounds of the request path (issue 13), without the race
 # detector, which makes sync.Pool drop items at random: the tests are in
