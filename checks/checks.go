@@ -113,14 +113,12 @@ func (m Message) String() string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Message ids. The E ids are those of package core's [core.ConfigError].
+// Ids of the warnings of this package. The E ids, of the errors, are
+// package core's ([core.IDInvalidRate] to [core.IDInvalidBalance], the ids
+// of [core.ConfigError]); those of a store's own warnings are its package's
+// (redisstore.IDEvictsCounts and the like). Each id keeps its meaning
+// between releases.
 const (
-	IDInvalidConfig    = core.IDInvalidRate
-	IDNoStore          = core.IDNoStore
-	IDOutOfRange       = core.IDOutOfRange
-	IDInvalidScope     = core.IDInvalidScope
-	IDInvalidProxies   = core.IDInvalidProxies
-	IDInvalidBalance   = core.IDInvalidBalance
 	IDProxiesUnset     = "ratescope.W601"
 	IDStoreNotShared   = "ratescope.W602"
 	IDStoreUnreachable = "ratescope.W603"
@@ -153,7 +151,7 @@ func RunConfig(cfg core.Config) []Message {
 	var msgs []Message
 	if err := cfg.Validate(); err != nil {
 		for _, e := range splitJoined(err) {
-			id, text := IDInvalidConfig, e.Error()
+			id, text := core.IDInvalidRate, e.Error()
 			var ce *core.ConfigError
 			if errors.As(e, &ce) {
 				id, text = ce.ID, ce.Err.Error()
@@ -168,11 +166,6 @@ func RunConfig(cfg core.Config) []Message {
 	}
 	return append(msgs, configMessages(cfg)...)
 }
-
-// Config is the old name of [RunConfig].
-//
-// Deprecated: use RunConfig.
-func Config(cfg core.Config) []Message { return RunConfig(cfg) }
 
 // configMessages returns the warnings that the configuration alone shows.
 func configMessages(cfg core.Config) []Message {
@@ -263,11 +256,6 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 	}
 	return append(msgs, storeWarnings(ctx, cfg.Store)...)
 }
-
-// Limiter is the old name of [Run].
-//
-// Deprecated: use Run.
-func Limiter(ctx context.Context, lim *core.Limiter) []Message { return Run(ctx, lim) }
 
 // Log is Options{}.Log without the error: it runs [Run] and logs each
 // message, and returns the messages.

@@ -219,7 +219,8 @@ type BalanceResult struct {
 type BalanceDecision struct {
 	// Allowed reports whether the request may be served: false when the
 	// caller is dropped. Answer a WebSocket caller with a close of code
-	// 1008 and a JSON-RPC caller with 503 (see [OverloadedBody]).
+	// 1008 (package wslimit) and a JSON-RPC caller with 503 (the
+	// adapters' DenyOverloaded).
 	Allowed bool
 	// Load reports that the caller is at or above the warning threshold:
 	// add "warning":"load" to the reply ([WarnJSON]).
@@ -249,14 +250,6 @@ func (d *BalanceDecision) SetHeaders(h http.Header) {
 		h[HeaderWarning] = []string{LoadWarning}
 	}
 }
-
-// OverloadedBody is the text body of a JSON-RPC request refused because its
-// caller is dropped, sent with 503 Service Unavailable, as rippled does.
-const OverloadedBody = "Server is overloaded"
-
-// CloseReason is the reason of the WebSocket close (code 1008, policy
-// violation) that ends the connection of a dropped caller, as rippled does.
-const CloseReason = "threshold exceeded"
 
 // A Balance charges the requests of one balance scope. Build it once per
 // route with [Limiter.Balance]; it is safe for concurrent use.

@@ -32,9 +32,9 @@ const keyPrefix = "\x00key:"
 // every user id that [Limiter.Caller] returns, even one equal to key.
 func KeyCaller(key string) Caller { return Caller{User: keyPrefix + key} }
 
-// CountedKey returns the key of a caller made by [KeyCaller], and whether
+// countedKey returns the key of a caller made by [KeyCaller], and whether
 // it is one.
-func (c Caller) CountedKey() (string, bool) {
+func (c Caller) countedKey() (string, bool) {
 	return strings.CutPrefix(c.User, keyPrefix)
 }
 
@@ -52,7 +52,7 @@ func (c Caller) Kind() Kind {
 //
 // A caller counted by key ([KeyCaller]) is written "key:" and the key.
 func (c Caller) String() string {
-	if k, ok := c.CountedKey(); ok {
+	if k, ok := c.countedKey(); ok {
 		return "key:" + k
 	}
 	switch {
@@ -64,17 +64,6 @@ func (c Caller) String() string {
 		return c.Network.Addr().String()
 	}
 	return c.Network.String()
-}
-
-// Key16 returns the anonymous caller's network as 16 bytes, an IPv4 address
-// in its IPv4-mapped IPv6 form. Distinct networks give distinct keys. An
-// unknown address gives sixteen 0xff bytes, a multicast address that no
-// request comes from. Stores use it as a compact map key.
-func (c Caller) Key16() [16]byte {
-	if !c.Network.IsValid() {
-		return [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-	}
-	return c.Network.Addr().As16()
 }
 
 // A ProxyCount is how many reverse proxies stand between the callers and the
@@ -111,10 +100,12 @@ func (p ProxyCount) String() string {
 	return strconv.Itoa(p.n)
 }
 
-// ClientAddr returns the address of the caller of a request that reached the
+// clientAddr returns the address of the caller of a request that reached the
 // application from remoteAddr (the peer, as in http.Request.RemoteAddr)
 // with the given X-Forwarded-For header lines, behind proxies reverse
-// proxies.
+// proxies whose networks, if known, are trusted: what [Limiter.Caller]
+// counts an anonymous caller by, as Config.NumProxies and
+// Config.TrustedProxies say.
 //
 // # Threat model
 //
@@ -128,6 +119,8 @@ func (p ProxyCount) String() string {
 // its left are ignored, so a caller cannot move its count by sending its own
 // X-Forwarded-For. Several header lines are read as one list, in order.
 //
+// # Without trusted networks
+//
 // With no proxies set, or 0, the peer address is the caller's and the
 // header is ignored. With fewer entries than proxies, or an entry that is
 // not an IP address (ports, brackets and an IPv6 zone are accepted and
@@ -135,12 +128,8 @@ func (p ProxyCount) String() string {
 // the peer address is used: such callers are counted as the proxy, never
 // as somebody new. The result is the zero Addr if the peer address is not
 // an address either. IPv4-mapped IPv6 addresses are returned as IPv4.
-func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) netip.Addr {
-	return TrustedClientAddr(remoteAddr, forwardedFor, proxies, nil)
-}
-
-// TrustedClientAddr is [ClientAddr] with a list of trusted proxy networks,
-// as [Config.TrustedProxies] gives it. With no networks it is ClientAddr.
+//
+// # With trusted networks
 //
 // With networks, X-Forwarded-For is read only when the peer is in one of
 // them: a caller that reaches the application directly cannot choose its
@@ -154,7 +143,7 @@ func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) ne
 // an entry that is not an address stops the walk and the last trusted
 // address is used, so such a caller is counted as a proxy, never as
 // somebody new.
-func TrustedClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) netip.Addr {
+func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) netip.Addr {
 	peer, _ := parseHostAddr(remoteAddr)
 	if len(trusted) == 0 {
 		if proxies.n > 0 {

@@ -36,14 +36,18 @@ type Config struct {
 	Rates map[string]string
 
 	// NumProxies is how many reverse proxies stand in front of the
-	// application; see [ClientAddr]. Default: unset, which uses the peer
-	// address and makes the W601 check fire. Use Proxies(0) for none.
+	// application: the caller's address is the entry of X-Forwarded-For
+	// that the outermost proxy wrote, the only one the caller cannot
+	// choose (see the package documentation, "Callers behind proxies").
+	// Default: unset, which uses the peer address and makes the W601
+	// check fire. Use Proxies(0) for none.
 	NumProxies ProxyCount
 
 	// TrustedProxies are the networks of the reverse proxies in front of
 	// the application. When set, X-Forwarded-For is read only from a peer
 	// in them, and walked from the right skipping only their addresses;
-	// see [TrustedClientAddr] for how it combines with NumProxies.
+	// the package documentation ("Callers behind proxies") says how it
+	// combines with NumProxies.
 	// Default: none, X-Forwarded-For is read as NumProxies says. Its text
 	// form is comma-separated CIDRs ([Networks]).
 	TrustedProxies Networks
@@ -304,15 +308,15 @@ func (l *Limiter) HasScope(name string) bool {
 	return l.scopes[name] != nil
 }
 
-// CheckCost returns an error unless requests of the given cost can be
-// decided in scope: a known scope and a cost of at least 1. Adapters call
-// it when a route is set up, so that no request fails later.
+// checkCost returns an error unless requests of the given cost can be
+// decided in scope: a known scope and a cost of at least 1. [Limiter.Guard]
+// calls it when a route is set up, so that no request fails later.
 //
 // A cost above the smallest limit of a kind of caller is not an error: it
 // is clamped to that limit when the request is decided (see
 // [Limiter.AllowN]), so that lowering a rate never stops the application
 // from starting. [Limiter.Guard] logs a warning for it.
-func (l *Limiter) CheckCost(scope string, cost int64) error {
+func (l *Limiter) checkCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {
 		return fmt.Errorf("ratescope: unknown scope %q", scope)
@@ -330,9 +334,8 @@ func (k *kindLimits) clampCost(cost int64) int64 {
 }
 
 // Caller returns who made r: the signed-in user if user is not empty,
-// otherwise an anonymous caller counted by the network of its address
-// ([TrustedClientAddr] with the configured number of proxies and trusted
-// networks, then the IPv6 prefix). A user id that starts with a NUL byte
+// otherwise an anonymous caller counted by the network of its address (as
+// Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix). A user id that starts with a NUL byte
 // gets another in front, so that no user id is ever a [KeyCaller].
 func (l *Limiter) Caller(r *http.Request, user string) Caller {
 	if user != "" {
@@ -346,7 +349,7 @@ func (l *Limiter) Caller(r *http.Request, user string) Caller {
 	if l.proxies.n > 0 || len(l.trusted) > 0 {
 		forwarded = r.Header["X-Forwarded-For"]
 	}
-	a := TrustedClientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
+	a := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
 	return Caller{Network: network(a, l.bits6)}
 }
 
@@ -365,7 +368,7 @@ func (l *Limiter) Allow(ctx context.Context, scope string, caller Caller) (Decis
 // would make the route unusable after a rate was lowered below its cost.)
 //
 // The error is not nil only for a mistake of the program: an unknown scope
-// or a cost below 1 ([Limiter.CheckCost]); the Decision then denies, with
+// or a cost below 1; the Decision then denies, with
 // OutcomeNone, and is not observed. A store failure is not returned: the
 // Decision allows the request, with Counted false and StoreErr set.
 func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost int64) (Decision, error) {
@@ -373,7 +376,7 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 	s := l.scopes[scope]
 	if s == nil || cost < 1 {
 		d.Scope, d.Caller, d.Cost = scope, caller, cost
-		return d, l.CheckCost(scope, cost)
+		return d, l.checkCost(scope, cost)
 	}
 	start := l.start()
 	l.decide(ctx, s, caller, s.kinds[caller.Kind()].clampCost(cost), &d)
@@ -463,7 +466,7 @@ type Guard struct {
 const DefaultScope = "api"
 
 // Guard returns a Guard for requests of the given cost in scope, or the
-// error of [Limiter.CheckCost], so that a route set up with a bad scope or
+// error for an unknown scope or a cost below 1, so that a route set up with a bad scope or
 // cost fails at startup rather than on a request. An empty scope is
 // [DefaultScope]; a cost of 0 is 1. A cost above the smallest limit of a
 // kind of caller is clamped to it, as [Limiter.AllowN] says, and logged as
@@ -475,7 +478,7 @@ func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
 	if cost == 0 {
 		cost = 1
 	}
-	if err := l.CheckCost(scope, cost); err != nil {
+	if err := l.checkCost(scope, cost); err != nil {
 		return nil, err
 	}
 	g := &Guard{lim: l, scope: l.scopes[scope]}
@@ -522,10 +525,10 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 	return &c, nil
 }
 
-// Cost returns the cost a request by a caller of kind k to route is
+// routeCost returns the cost a request by a caller of kind k to route is
 // decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
 // guard's otherwise, clamped.
-func (g *Guard) Cost(route string, k Kind) int64 {
+func (g *Guard) routeCost(route string, k Kind) int64 {
 	if g.costs != nil {
 		if c, ok := g.costs[route]; ok {
 			return c[k]
@@ -540,52 +543,33 @@ func (g *Guard) Caller(r *http.Request, user string) Caller {
 	return g.lim.Caller(r, user)
 }
 
-// Decide is DecideRoute(ctx, caller, "", h): the request at the guard's
-// own cost.
-func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decision {
-	return g.DecideRoute(ctx, caller, "", h)
-}
-
-// DecideRoute decides a request by caller to route (its pattern, or "")
-// at [Guard.Cost], counting it if allowed, and writes the decision's
-// headers to h ([Decision.SetHeaders]). The caller answers 429 when the
-// decision does not allow the request. A store failure allows the request,
-// as for [Limiter.AllowN]. The decision is observed (Config.Observe).
-func (g *Guard) DecideRoute(ctx context.Context, caller Caller, route string, h http.Header) *Decision {
-	d := new(Decision)
-	g.DecideInto(ctx, d, caller, route, h)
-	return d
-}
-
-// DecideInto is DecideRoute writing the decision into d, which it first
-// clears, instead of into a new Decision: an adapter keeps d in its own
-// variable, so that a request whose decision nobody keeps costs no
-// allocation for it. DecideInto keeps no reference to d: the observation
-// hook (Config.Observe) gets a copy.
+// DecideInto decides a request by caller to route (its pattern, or "") at
+// the route's cost ([Guard.WithRouteCosts]) or the guard's, counting it if
+// allowed, writes the decision into d, which it first clears, and writes
+// the decision's headers to h ([Decision.SetHeaders]). The caller answers
+// 429 when d does not allow the request. A store failure allows the
+// request, as for [Limiter.AllowN]. The decision is observed
+// (Config.Observe).
+//
+// d is the caller's: an adapter keeps it in its own variable, so that a
+// request whose decision nobody keeps costs no allocation for it.
+// DecideInto keeps no reference to d: the observation hook gets a copy.
 func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, route string, h http.Header) {
 	start := g.lim.start()
 	*d = Decision{}
-	g.lim.decide(ctx, g.scope, caller, g.Cost(route, caller.Kind()), d)
+	g.lim.decide(ctx, g.scope, caller, g.routeCost(route, caller.Kind()), d)
 	d.SetHeaders(h)
 	g.lim.observe(ctx, d, start)
 }
 
-// Exempt is ExemptInto on a new Decision, for a request at the guard's
-// own cost.
-func (g *Guard) Exempt(ctx context.Context, caller Caller) *Decision {
-	d := new(Decision)
-	g.ExemptInto(ctx, d, caller, "")
-	return d
-}
-
 // ExemptInto writes into d the decision for a request to route (its
 // pattern, or "") by a caller exempt from the limits (an administrator):
-// allowed, not counted, with Outcome OutcomeExempt, the route's cost
-// ([Guard.Cost]) and no headers to write. The decision is observed
+// allowed, not counted, with Outcome OutcomeExempt, the cost DecideInto
+// would have decided it at, and no headers to write. The decision is observed
 // (Config.Observe), so that exempt requests are seen too. As
 // [Guard.DecideInto], it keeps no reference to d.
 func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
-	*d = Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.Cost(route, caller.Kind())}
+	*d = Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.routeCost(route, caller.Kind())}
 	g.lim.observe(ctx, d, time.Time{})
 }
 

@@ -95,6 +95,10 @@ func BalanceDecision(c echo.Context) (*core.BalanceDecision, bool) {
 // JSON-RPC route group.
 func DenyOverloaded(c echo.Context, _ *core.Decision) error { return overloaded(c) }
 
+// overloadedBody is the text body of a request refused with 503, as the XRP
+// Ledger server's JSON-RPC API answers it.
+const overloadedBody = "Server is overloaded"
+
 func overloaded(c echo.Context) error {
-	return c.String(http.StatusServiceUnavailable, core.OverloadedBody)
+	return c.String(http.StatusServiceUnavailable, overloadedBody)
 }

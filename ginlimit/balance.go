@@ -97,8 +97,12 @@ func BalanceDecision(c *gin.Context) (*core.BalanceDecision, bool) {
 // Config.DenyHandler of a JSON-RPC route group.
 func DenyOverloaded(c *gin.Context, _ *core.Decision) { overloaded(c) }
 
+// overloadedBody is the text body of a request refused with 503, as the XRP
+// Ledger server's JSON-RPC API answers it.
+const overloadedBody = "Server is overloaded"
+
 func overloaded(c *gin.Context) {
 	c.Header("Content-Type", "text/plain; charset=utf-8")
-	c.String(http.StatusServiceUnavailable, core.OverloadedBody)
+	c.String(http.StatusServiceUnavailable, overloadedBody)
 	c.Abort()
 }

@@ -119,13 +119,14 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	anon := core.Caller{}
 	h := http.Header{}
+	var d core.Decision
 	for range 3 {
-		api.Decide(ctx, anon, h) // 2 allowed, 1 denied
+		api.DecideInto(ctx, &d, anon, "", h) // 2 allowed, 1 denied
 	}
-	api.Decide(ctx, core.Caller{User: "alice"}, h)
-	api.Exempt(ctx, core.Caller{User: "admin"})
+	api.DecideInto(ctx, &d, core.Caller{User: "alice"}, "", h)
+	api.ExemptInto(ctx, &d, core.Caller{User: "admin"}, "")
 	for range 3 {
-		shadow.Decide(ctx, anon, h) // 1 allowed, 2 shadow
+		shadow.DecideInto(ctx, &d, anon, "", h) // 1 allowed, 2 shadow
 	}
 	_, err = down.Allow(ctx, "api", anon) // failed open
 	require.NoError(t, err)

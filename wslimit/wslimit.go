@@ -39,9 +39,13 @@ import (
 // connection: 1008, policy violation.
 const ClosePolicyViolation = websocket.StatusPolicyViolation
 
+// closeReason is the reason of the close that ends a dropped caller's
+// connection, as the XRP Ledger server (rippled) gives it.
+const closeReason = "threshold exceeded"
+
 // ErrDropped is the error [Conn.Charge] and [Conn.Push] return once the
 // caller is dropped and the connection closed. Test for it with errors.Is.
-var ErrDropped = errors.New("wslimit: caller dropped: " + core.CloseReason)
+var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
 // Config configures a [Server]. Zero fields take the defaults stated on
 // each.
@@ -125,7 +129,7 @@ func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, e
 	}
 	d := c.balance.Charge(ctx, c.caller, cost)
 	if !d.Allowed {
-		_ = c.ws.Close(ClosePolicyViolation, core.CloseReason)
+		_ = c.ws.Close(ClosePolicyViolation, closeReason)
 		return d, ErrDropped
 	}
 	return d, nil

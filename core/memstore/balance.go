@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/storekey"
 	"github.com/ratescope/ratescope/internal/balance"
 )
 
@@ -53,9 +54,9 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	now := max(req.Now.UnixNano(), 0)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
-		o = t.users.charge(s, core.UserKey(req.Caller.User), p, req.Cost, now)
+		o = t.users.charge(s, storekey.User(req.Caller.User), p, req.Cost, now)
 	} else {
-		o = t.anons.charge(s, req.Caller.Key16(), p, req.Cost, now)
+		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
 	}
 	return core.BalanceResult{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
 }

@@ -11,8 +11,8 @@
 // counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
 // bytes for a minute and a day limit), found through a map keyed by the
 // IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id (its
-// 71-byte digest for an id above 64 bytes, [core.UserKey], so that no id
-// makes a large entry). With a
+// 71-byte digest for an id above 64 bytes, so that no id makes a large
+// entry). With a
 // minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
 // B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
 // once all its windows are empty, one longest period after its last
@@ -79,6 +79,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/storekey"
 	"github.com/ratescope/ratescope/internal/window"
 )
 
@@ -387,7 +388,7 @@ func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	seed := maphash.MakeSeed()
 	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
-		func(c core.Caller) string { return core.UserKey(c.User) })
+		func(c core.Caller) string { return storekey.User(c.User) })
 	return &keyedTable{key: key, table: t}
 }
 
@@ -415,7 +416,7 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
-			func(c core.Caller) [16]byte { return c.Key16() }),
+			func(c core.Caller) [16]byte { return storekey.Addr16(c) }),
 	}
 	return &keyedTable{key: key, table: a}
 }

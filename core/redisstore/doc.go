@@ -11,10 +11,10 @@
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS      e.g. ratescope:api:{ualice}:60s,86400s
 //
-// ID is "a" and 32 hex digits (the caller's [core.Caller.Key16]) for an
-// anonymous caller, or "u" and the user id for a signed-in one
-// ([core.UserKey]: an id above 64 bytes is written as "sha256:" and its
-// digest, so a key is small whatever the id), with '%', '{' and '}' written
+// ID is "a" and 32 hex digits (the caller's network, an IPv4 address in its
+// IPv4-mapped IPv6 form) for an anonymous caller, or "u" and the user id
+// for a signed-in one (an id above 64 bytes is written as "sha256:" and
+// its digest, so a key is small whatever the id), with '%', '{' and '}' written
 // %25, %7B and %7D, in the scope too. The escaping is
 // one-to-one and leaves no brace, so no user id can collide with another id,
 // with an address, or end the hash tag early. PERIODS lists the periods of

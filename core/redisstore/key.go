@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/storekey"
 	"github.com/ratescope/ratescope/internal/window"
 )
 
@@ -15,8 +16,8 @@ import (
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
-// where ID is "a" and the 32 hex digits of Caller.Key16 for an anonymous
-// caller, or "u" and the escaped [core.UserKey] of the user id for a
+// where ID is "a" and the 32 hex digits of storekey.Addr16 for an anonymous
+// caller, or "u" and the escaped storekey.User of the user id for a
 // signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
 // lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
 // escaped so that neither holds a brace: the first "{" of the key is the one
@@ -27,9 +28,9 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 	b = append(b, ":{"...)
 	if req.Caller.Kind() == core.User {
 		b = append(b, 'u')
-		b = appendEscaped(b, core.UserKey(req.Caller.User))
+		b = appendEscaped(b, storekey.User(req.Caller.User))
 	} else {
-		k := req.Caller.Key16()
+		k := storekey.Addr16(req.Caller)
 		b = append(b, 'a')
 		b = hex.AppendEncode(b, k[:])
 	}
