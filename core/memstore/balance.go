@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/storekey"
 	"github.com/ratescope/ratescope/internal/balance"
+	"github.com/ratescope/ratescope/internal/storekey"
 )
 
 // balanceKey names the balances of one balance scope. Window tells them
