@@ -15,8 +15,8 @@ import (
 // itself.
 type checkingStore struct{ pingStore }
 
-func (checkingStore) CheckStore(context.Context) []core.StoreWarning {
-	return []core.StoreWarning{{ID: "ratescope.W604", Text: "the store evicts counts.", Hint: "Do not."}}
+func (checkingStore) CheckStore(context.Context) []core.StoreProblem {
+	return []core.StoreProblem{{ID: "ratescope.W604", Text: "the store evicts counts.", Hint: "Do not."}}
 }
 
 func TestStoreChecksItself(t *testing.T) {

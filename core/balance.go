@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// Costs are the costs of the types of request of a [BalanceScope], as the
+// CostClasses are the costs of the classes of request of a [BalanceScope], as the
 // XRP Ledger server (rippled) weighs them by how much work they take. A
 // route or message picks one (or any other number) as its cost.
-type Costs struct {
+type CostClasses struct {
 	// Reference is the cost of an ordinary request. Default: 20.
 	Reference int64
 	// Malformed is the cost of a request the server cannot understand (an
@@ -28,9 +28,9 @@ type Costs struct {
 	Heavy int64
 }
 
-// DefaultCosts returns rippled's costs: 20, 100, 400 and 3000.
-func DefaultCosts() Costs {
-	return Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
+// DefaultCostClasses returns rippled's costs: 20, 100, 400 and 3000.
+func DefaultCostClasses() CostClasses {
+	return CostClasses{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
 }
 
 // A BalancePolicy is the figures of a balance limit: how the balance decays
@@ -82,7 +82,7 @@ func DefaultBalancePolicy() BalancePolicy {
 type BalanceScope struct {
 	Name string
 	BalancePolicy
-	Costs Costs
+	Costs CostClasses
 }
 
 func (p BalancePolicy) withDefaults() BalancePolicy {
@@ -103,8 +103,8 @@ func (p BalancePolicy) withDefaults() BalancePolicy {
 	return p
 }
 
-func (c Costs) withDefaults() Costs {
-	d := DefaultCosts()
+func (c CostClasses) withDefaults() CostClasses {
+	d := DefaultCostClasses()
 	for _, f := range []struct{ v, d *int64 }{
 		{&c.Reference, &d.Reference}, {&c.Malformed, &d.Malformed}, {&c.Medium, &d.Medium}, {&c.Heavy, &d.Heavy},
 	} {
@@ -251,9 +251,9 @@ func (d *BalanceDecision) SetHeaders(h http.Header) {
 	}
 }
 
-// A Balance charges the requests of one balance scope. Build it once per
-// route with [Limiter.Balance]; it is safe for concurrent use.
-type Balance struct {
+// A BalanceGuard charges the requests of one balance scope. Build it once per
+// route with [Limiter.BalanceGuard]; it is safe for concurrent use.
+type BalanceGuard struct {
 	lim   *Limiter
 	scope *BalanceScope
 }
@@ -282,29 +282,25 @@ func sortedBalanceNames(m map[string]*BalanceScope) []string {
 	return names
 }
 
-// Balance returns the Balance of the named balance scope, or an error if
+// BalanceGuard returns the BalanceGuard of the named balance scope, or an error if
 // Config.Balances does not name it.
-func (l *Limiter) Balance(scope string) (*Balance, error) {
+func (l *Limiter) BalanceGuard(scope string) (*BalanceGuard, error) {
 	s := l.balances[scope]
 	if s == nil {
 		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
 	}
-	return &Balance{lim: l, scope: s}, nil
-}
-
-// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
-// id or "" for an anonymous caller.
-func (b *Balance) Caller(r *http.Request, user string) Caller {
-	return b.lim.Caller(r, user)
+	return &BalanceGuard{lim: l, scope: s}, nil
 }
 
 // Scope returns the balance scope, defaults applied: its name, policy and
 // costs.
-func (b *Balance) Scope() BalanceScope { return *b.scope }
+func (b *BalanceGuard) Scope() BalanceScope { return *b.scope }
 
-// Charge charges a request of the given cost by caller, a negative cost
-// meaning the scope's Costs.Reference (as for a middleware's request
-// without a cost of its own), and returns the decision. When the caller is
+// Charge charges a request of the given cost by caller and returns the
+// decision. A cost of 0 charges nothing but is decided all the same: a
+// dropped caller is refused, and charged the scope's DropCost. A cost below
+// 0 is 0: no request earns a caller credit. The scope's cost classes
+// (Scope().Costs) name the usual costs. When the caller is
 // dropped it logs, once for the drop, at warning level:
 //
 //	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
@@ -312,11 +308,9 @@ func (b *Balance) Scope() BalanceScope { return *b.scope }
 // with the caller, balance (before the drop's charge) and threshold as
 // attributes too. A store failure allows the request uncharged, logged as
 // for [Limiter.AllowN].
-func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
+func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
-	if cost < 0 {
-		cost = s.Costs.Reference
-	}
+	cost = max(cost, 0)
 	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
 	start := l.start()
 	now := l.now()
@@ -345,10 +339,9 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 }
 
 // Decide is what a middleware does for a request: it charges the request
-// as [Balance.Charge] does (a cost below 0 meaning the scope's
-// Costs.Reference) and writes the decision's header to h
+// as [BalanceGuard.Charge] does and writes the decision's header to h
 // ([BalanceDecision.SetHeaders]).
-func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
+func (b *BalanceGuard) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
 	d := b.Charge(ctx, caller, cost)
 	d.SetHeaders(h)
 	return d
@@ -357,7 +350,7 @@ func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.
 // Exempt returns the decision for a caller exempt from the limits (an
 // administrator): allowed, never charged, warned or dropped, with outcome
 // [OutcomeExempt]. Config.Observe sees it, with ctx.
-func (b *Balance) Exempt(ctx context.Context, caller Caller) *BalanceDecision {
+func (b *BalanceGuard) Exempt(ctx context.Context, caller Caller) *BalanceDecision {
 	d := &BalanceDecision{Allowed: true, Scope: b.scope.Name, Caller: caller, Outcome: OutcomeExempt}
 	b.lim.observeBalance(ctx, d, time.Time{})
 	return d

@@ -33,7 +33,7 @@ func BenchmarkCharge(b *testing.B) {
 				b.Fatal(err)
 			}
 			reqs := benchRequests(bc.callers, "/ws")
-			bal, err := lim.Balance("ws")
+			bal, err := lim.BalanceGuard("ws")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func BenchmarkCharge(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := bal.Decide(ctx, bal.Caller(r, ""), 0, h); !d.Allowed {
+					if d := bal.Decide(ctx, lim.Caller(r, "", ""), 0, h); !d.Allowed {
 						b.Fatal("dropped")
 					}
 				}

@@ -47,7 +47,7 @@ func TestBalanceConfigErrors(t *testing.T) {
 		{name: "twice", balances: []core.BalanceScope{{Name: "ws"}, {Name: "ws"}}, wants: []string{`"ws" is defined twice`}},
 		{name: "window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}}, wants: []string{"Window 1.5s"}},
 		{name: "long window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 2 * time.Hour}}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
-		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.Costs{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
+		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.CostClasses{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -63,19 +63,22 @@ func TestBalanceConfigErrors(t *testing.T) {
 func TestBalanceDefaults(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
-	b, err := lim.Balance("rpc")
+	b, err := lim.BalanceGuard("rpc")
 	require.NoError(t, err)
 	want := core.DefaultBalancePolicy()
 	want.Warn = 100
-	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
+	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.CostClasses{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
 	assert.Equal(t, []core.BalanceScope{b.Scope()}, lim.Config().Balances)
-	_, err = lim.Balance("api")
+	_, err = lim.BalanceGuard("api")
 	assert.ErrorContains(t, err, `unknown balance scope "api"`)
 
-	// A negative cost is the reference cost, whoever charges it.
+	// A cost means itself: no negative number stands for the reference
+	// cost, and a cost below 0 earns no credit.
 	ip := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
-	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, -1).Cost)
-	assert.Equal(t, int64(20), b.Decide(context.Background(), ip, -5, http.Header{}).Cost)
+	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, b.Scope().Costs.Reference).Cost)
+	d := b.Decide(context.Background(), ip, -5, http.Header{})
+	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
+	assert.Equal(t, int64(20/32), d.Balance, "and charged nothing")
 	assert.Equal(t, int64(0), b.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
 }
 
@@ -88,7 +91,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 		Logger:   slog.New(slog.NewJSONHandler(&logs, nil)),
 		Balances: []core.BalanceScope{{Name: "ws"}},
 	})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ctx := context.Background()
 	who := anonCaller("198.51.100.7")
@@ -144,7 +147,7 @@ func jsonNumber(v any) string {
 func TestBalanceExempt(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "ws"}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	root := core.Caller{User: "root"}
 	for range 100 {
@@ -172,7 +175,7 @@ func TestBalanceFailsOpen(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	lim := newLimiter(t, core.Config{Store: failingBalances{}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Balances: []core.BalanceScope{{Name: "ws"}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
 	assert.True(t, d.Allowed)
@@ -199,7 +202,7 @@ func TestBalanceObserved(t *testing.T) {
 	}
 	policy := core.BalancePolicy{Warn: 100, Drop: 150}
 	lim := newLimiter(t, core.Config{Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ctx := context.Background()
 	caller := anonCaller("192.0.2.1")
@@ -216,7 +219,7 @@ func TestBalanceObserved(t *testing.T) {
 	}, got)
 
 	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws"}}})
-	fb, err := failing.Balance("ws")
+	fb, err := failing.BalanceGuard("ws")
 	require.NoError(t, err)
 	got = nil
 	fb.Charge(ctx, caller, 20)

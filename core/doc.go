@@ -95,11 +95,11 @@
 // A second kind of limit suits WebSocket and JSON-RPC APIs: a
 // [BalanceScope] (Config.Balances) limits each caller by a decaying balance
 // of request costs, the XRP Ledger server's model. Every request adds its
-// cost (see [Costs]) to a sum that loses 1/32 of itself each second; the
+// cost (see [CostClasses]) to a sum that loses 1/32 of itself each second; the
 // balance is the sum over 32. At the warning threshold the caller is told
 // "load" ([BalanceDecision.Load], [WarnJSON]); at the drop threshold it is
 // refused, each refusal costs more, and each is logged once. Build a
-// [Balance] per route with [Limiter.Balance] and call [Balance.Charge].
+// [BalanceGuard] per route with [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
 // The store must keep balances ([BalanceStore]); see [BalancePolicy] for
 // the exact arithmetic and docs/adr/0020 for the choices.
 //

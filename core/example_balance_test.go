@@ -15,7 +15,7 @@ import (
 // A caller sends heavy requests (3000 each), a hundred a second, under
 // rippled's figures: warned at a balance of 5000, dropped at 15000, and
 // served again once it has been quiet long enough.
-func ExampleLimiter_Balance() {
+func ExampleLimiter_BalanceGuard() {
 	clock := storetest.NewClock(storetest.Start)
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -35,7 +35,7 @@ func ExampleLimiter_Balance() {
 		fmt.Println(err)
 		return
 	}
-	ledger, err := lim.Balance("ledger")
+	ledger, err := lim.BalanceGuard("ledger")
 	if err != nil {
 		fmt.Println(err)
 		return

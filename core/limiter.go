@@ -109,7 +109,7 @@ type Config struct {
 	// Balances are the scopes limited by a decaying balance of request
 	// costs, the XRP Ledger server's model, rather than by windows
 	// (WebSocket and JSON-RPC APIs); see [BalanceScope] and
-	// [Limiter.Balance]. The Store must then keep balances
+	// [Limiter.BalanceGuard]. The Store must then keep balances
 	// ([BalanceStore]), or [New] fails. Default: none.
 	Balances []BalanceScope
 }
@@ -333,11 +333,17 @@ func (k *kindLimits) clampCost(cost int64) int64 {
 	return min(cost, k.minimum)
 }
 
-// Caller returns who made r: the signed-in user if user is not empty,
-// otherwise an anonymous caller counted by the network of its address (as
-// Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix). A user id that starts with a NUL byte
-// gets another in front, so that no user id is ever a [KeyCaller].
-func (l *Limiter) Caller(r *http.Request, user string) Caller {
+// Caller returns who made r, as the application knows it: the caller
+// counted by key if key is not empty ([KeyCaller]: an API key, a plan and
+// key), otherwise the signed-in user if user is not empty, otherwise an
+// anonymous caller counted by the network of its address (as
+// Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix).
+// A user id that starts with a NUL byte gets another in front, so that no
+// user id is ever a [KeyCaller]. Every adapter finds its callers so.
+func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
+	if key != "" {
+		return KeyCaller(key)
+	}
 	if user != "" {
 		if user[0] == 0 {
 			// Keep the id apart from every KeyCaller.
@@ -461,23 +467,16 @@ type Guard struct {
 	costs map[string][2]int64 // by route pattern, clamped
 }
 
-// DefaultScope is the scope a [Limiter.Guard] built with an empty scope
-// name decides in.
+// DefaultScope is the name of the scope of [DefaultScopes], which the
+// adapters' middlewares decide in unless told otherwise.
 const DefaultScope = "api"
 
-// Guard returns a Guard for requests of the given cost in scope, or the
-// error for an unknown scope or a cost below 1, so that a route set up with a bad scope or
-// cost fails at startup rather than on a request. An empty scope is
-// [DefaultScope]; a cost of 0 is 1. A cost above the smallest limit of a
-// kind of caller is clamped to it, as [Limiter.AllowN] says, and logged as
-// a warning.
+// Guard returns a Guard for requests of the given cost in scope, or an
+// error for an unknown scope or a cost below 1, so that a route set up
+// with a bad scope or cost fails at startup rather than on a request. A
+// cost above the smallest limit of a kind of caller is clamped to it, as
+// [Limiter.AllowN] says, and logged as a warning.
 func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
-	if scope == "" {
-		scope = DefaultScope
-	}
-	if cost == 0 {
-		cost = 1
-	}
 	if err := l.checkCost(scope, cost); err != nil {
 		return nil, err
 	}
@@ -535,12 +534,6 @@ func (g *Guard) routeCost(route string, k Kind) int64 {
 		}
 	}
 	return g.cost[k]
-}
-
-// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
-// id or "" for an anonymous caller.
-func (g *Guard) Caller(r *http.Request, user string) Caller {
-	return g.lim.Caller(r, user)
 }
 
 // DecideInto decides a request by caller to route (its pattern, or "") at

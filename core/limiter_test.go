@@ -310,7 +310,7 @@ func TestGuard(t *testing.T) {
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	caller := g.Caller(r, "")
+	caller := lim.Caller(r, "", "")
 	h := http.Header{}
 	d := g.Decide(ctx, caller, h)
 	assert.True(t, d.Allowed)
@@ -328,12 +328,12 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 	assert.Equal(t, "60", h3.Get("Retry-After"))
 
-	// An empty scope is the default scope, a zero cost is 1.
-	def, err := lim.Guard("", 0)
-	require.NoError(t, err)
-	dd := def.Decide(ctx, core.Caller{User: "bob"}, http.Header{})
-	assert.Equal(t, core.DefaultScope, dd.Scope)
-	assert.Equal(t, int64(1), dd.Cost)
+	// No default is read into an empty scope or a zero cost: the adapters'
+	// configurations hold the defaults.
+	_, err = lim.Guard("", 1)
+	assert.ErrorContains(t, err, `unknown scope ""`)
+	_, err = lim.Guard(core.DefaultScope, 0)
+	assert.ErrorContains(t, err, "cost 0")
 
 	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)

@@ -51,7 +51,7 @@
 // # Groups and route costs
 //
 // Put one middleware on a group of routes and give routes their own cost
-// with [Config.Costs], keyed by route pattern (c.Path()): each request is
+// with [Config.RouteCosts], keyed by route pattern (c.Path()): each request is
 // decided once, at its route's cost. A cost above the smallest limit is
 // clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
 // API key, apart from anonymous callers and user ids.

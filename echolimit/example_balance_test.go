@@ -30,15 +30,11 @@ func ExampleNewBalance() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ledger, err := lim.Balance("ledger")
+	rpc, err := echolimit.NewBalance(echolimit.BalanceConfig{Limiter: lim, Scope: "ledger", Cost: func(c echo.Context) int64 { return 3000 }})
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := echolimit.NewBalance(echolimit.BalanceConfig{Balance: ledger, Cost: func(c echo.Context) int64 { return 3000 }})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ledger"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +44,7 @@ func ExampleNewBalance() {
 		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
 	}, rpc)
 	e.GET("/ws", func(c echo.Context) error {
-		conn, err := ws.Accept(c.Response(), c.Request(), ledger.Caller(c.Request(), ""), false)
+		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), "", ""), false)
 		if err != nil {
 			return nil
 		}

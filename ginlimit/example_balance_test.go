@@ -30,15 +30,11 @@ func ExampleNewBalance() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ledger, err := lim.Balance("ledger")
+	rpc, err := ginlimit.NewBalance(ginlimit.BalanceConfig{Limiter: lim, Scope: "ledger", Cost: func(c *gin.Context) int64 { return 3000 }})
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := ginlimit.NewBalance(ginlimit.BalanceConfig{Balance: ledger, Cost: func(c *gin.Context) int64 { return 3000 }})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ledger"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +44,7 @@ func ExampleNewBalance() {
 		c.JSON(http.StatusOK, gin.H{"result": core.WarnJSON(d.Load, gin.H{"status": "success"})})
 	})
 	r.GET("/ws", func(c *gin.Context) {
-		conn, err := ws.Accept(c.Writer, c.Request, ledger.Caller(c.Request, ""), false)
+		conn, err := ws.Accept(c.Writer, c.Request, lim.Caller(c.Request, "", ""), false)
 		if err != nil {
 			return
 		}

@@ -133,7 +133,7 @@ func TestScrape(t *testing.T) {
 	_, err = lim.AllowN(ctx, "api", core.Caller{User: "bob"}, 3)
 	require.NoError(t, err)
 
-	ws, err := lim.Balance("ws")
+	ws, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
 	ws.Charge(ctx, anon, 20)     // dropped

@@ -28,16 +28,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	bal, err := lim.Balance("ws")
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := ws.Accept(w, r, bal.Caller(r, ""), false)
+		conn, err := ws.Accept(w, r, lim.Caller(r, "", ""), false)
 		if err != nil {
 			return
 		}
@@ -46,7 +42,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), bal.Scope().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), ws.Scope().Costs.Heavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}

@@ -53,13 +53,11 @@ func echoServer(t *testing.T, logs *syncBuffer) string {
 		Balances: []core.BalanceScope{{Name: "ws"}},
 	})
 	require.NoError(t, err)
-	bal, err := lim.Balance("ws")
-	require.NoError(t, err)
-	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
-		caller := bal.Caller(r, user)
+		caller := lim.Caller(r, "", user)
 		conn, err := ws.Accept(w, r, caller, user == "root")
 		if err != nil {
 			return
@@ -198,5 +196,5 @@ func TestExemptNeverDropped(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	_, err := wslimit.New(wslimit.Config{})
-	assert.ErrorContains(t, err, "no Balance")
+	assert.ErrorContains(t, err, "no Limiter")
 }

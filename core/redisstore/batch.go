@@ -33,7 +33,7 @@ type call struct {
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs, or -1 for the server's clock),
+	// nums are the script's ARGV: now (µs, or serverClock),
 	// cost, then a period (µs), a limit and a unit of Prev (µs) per window (see balance.go for the balance script's).
 	nums [numArgs]int64
 	// script is the script the command runs, lua its source for EVAL.

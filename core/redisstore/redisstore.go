@@ -279,10 +279,7 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if err := s.admit(nd); err != nil {
 		return core.Result{}, err
 	}
-	at := int64(-1) // the script reads the server's clock
-	if s.clock {
-		at = now
-	}
+	at := s.scriptNow(req.Now)
 	var out [2 + 3*core.MaxLimits]int64
 	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
@@ -302,6 +299,21 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		s.cache.remember(&ck, now, req.Cost, one, &res)
 	}
 	return res, nil
+}
+
+// serverClock is the time sent to a script to have it read the Redis
+// server's clock (TIME) instead: the default, unless Config.RequestClock.
+// The scripts read any negative time so.
+const serverClock = -1
+
+// scriptNow returns the time to send a script for a request at now: its
+// microseconds since the Unix epoch with Config.RequestClock, and
+// [serverClock] otherwise.
+func (s *Store) scriptNow(now time.Time) int64 {
+	if s.clock {
+		return max(now.UnixMicro(), 0)
+	}
+	return serverClock
 }
 
 // admit returns ErrUnavailable while the breaker of node nd is open, and

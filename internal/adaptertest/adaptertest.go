@@ -8,7 +8,7 @@
 //
 //	func TestSuite(t *testing.T) {
 //		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
-//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, RouteCosts: o.RouteCosts, KeepDecision: !o.DropDecision}
 //			// ... User, Key, Skip, Exempt, Deny and StoreError as Options says ...
 //			limit, err := ginlimit.New(cfg)
 //			require.NoError(t, err)
@@ -112,8 +112,8 @@ type Options struct {
 	// Cost is Config.Cost.
 	Cost int64
 
-	// Costs is Config.Costs.
-	Costs map[string]int64
+	// RouteCosts is Config.RouteCosts.
+	RouteCosts map[string]int64
 
 	// Key, when true, makes Config.Key return the [KeyHeader] request
 	// header.
@@ -453,7 +453,7 @@ func testExempt(t *testing.T, build builder) {
 			asked = append(asked, c)
 			return c.User == "admin"
 		},
-		Costs: map[string]int64{ExportPath: 2},
+		RouteCosts: map[string]int64{ExportPath: 2},
 	})
 	for i := range 10 {
 		w := a.get("192.0.2.1:1234", user("admin"))
