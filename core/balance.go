@@ -300,14 +300,20 @@ func (b *BalanceGuard) Scope() BalanceScope { return *b.scope }
 // decision. A cost of 0 charges nothing but is decided all the same: a
 // dropped caller is refused, and charged the scope's DropCost. A cost below
 // 0 is 0: no request earns a caller credit. The scope's cost classes
-// (Scope().Costs) name the usual costs. When the caller is
-// dropped it logs, once for the drop, at warning level:
+// (Scope().Costs) name the usual costs.
+//
+// When the caller becomes dropped (a request that was served leaves its
+// balance at or above the drop threshold, so that its next requests are
+// refused until the balance decays below it), Charge logs it once, at
+// warning level, as the XRP Ledger server does:
 //
 //	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
 //
-// with the caller, balance (before the drop's charge) and threshold as
-// attributes too. A store failure allows the request uncharged, logged as
-// for [Limiter.AllowN].
+// with the caller, balance (after the request's charges), threshold and
+// scope as attributes too. The requests it then refuses are logged, at info
+// level, at most once per Config.ErrorLogInterval for the whole limiter,
+// with the number left out, so that a caller who keeps asking cannot flood the log. A store
+// failure allows the request uncharged, logged as for [Limiter.AllowN].
 func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
 	cost = max(cost, 0)
@@ -329,11 +335,18 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 		d.Outcome = OutcomeDenied
 	}
 	defer l.observeBalance(ctx, d, start)
-	if res.Dropped {
+	switch {
+	case !res.Dropped && res.Balance >= s.Drop:
 		who := caller.String()
 		l.logger.LogAttrs(ctx, slog.LevelWarn,
-			"Consumer entry "+who+" dropped with balance "+strconv.FormatInt(res.Before, 10)+" at or above drop threshold "+strconv.FormatInt(s.Drop, 10),
-			slog.String("caller", who), slog.Int64("balance", res.Before), slog.Int64("threshold", s.Drop), slog.String("scope", s.Name))
+			"Consumer entry "+who+" dropped with balance "+strconv.FormatInt(res.Balance, 10)+" at or above drop threshold "+strconv.FormatInt(s.Drop, 10),
+			slog.String("caller", who), slog.Int64("balance", res.Balance), slog.Int64("threshold", s.Drop), slog.String("scope", s.Name))
+	case res.Dropped:
+		if quiet, ok := l.dropLog.allow(now); ok {
+			l.logger.LogAttrs(ctx, slog.LevelInfo, "ratescope: refused a request of a dropped caller",
+				slog.String("scope", s.Name), slog.String("caller", caller.String()), slog.Int64("balance", res.Before),
+				slog.Int64("suppressed", quiet))
+		}
 	}
 	return d
 }

@@ -118,7 +118,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	assert.Equal(t, core.OutcomeDenied, d.Outcome)
 
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	require.Len(t, lines, 1, "the drop is logged once: %s", logs.String())
+	require.Len(t, lines, 2, "the drop and the first refusal: %s", logs.String())
 	var rec map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
 	assert.Equal(t, "WARN", rec["level"])
@@ -126,11 +126,27 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	assert.Equal(t, "198.51.100.7", rec["caller"])
 	assert.Equal(t, float64(15000), rec["threshold"])
 	assert.Contains(t, rec["msg"], "balance "+jsonNumber(rec["balance"])+" ")
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(0), rec["suppressed"])
 
-	// A second refused attempt is a second drop, logged once more.
-	d = b.Charge(ctx, who, 20)
-	assert.False(t, d.Allowed)
-	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2)
+	// The drop is logged when the caller becomes dropped, not on every
+	// refusal: 1,000 more refused requests within ErrorLogInterval (10s)
+	// add no line (they wrote 1,000 before issue 18); the next refusal
+	// after it, one with their number.
+	for range 1000 {
+		clock.Advance(time.Millisecond)
+		d = b.Charge(ctx, who, 20)
+		require.False(t, d.Allowed)
+	}
+	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2, logs.String())
+	clock.Advance(10 * time.Second)
+	require.False(t, b.Charge(ctx, who, 20).Allowed, "still dropped")
+	lines = strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 3, logs.String())
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(1000), rec["suppressed"])
 
 	// A signed-in caller is logged by user id.
 	alice := core.Caller{User: "alice"}

@@ -98,8 +98,10 @@
 // cost (see [CostClasses]) to a sum that loses 1/32 of itself each second; the
 // balance is the sum over 32. At the warning threshold the caller is told
 // "load" ([BalanceDecision.Load], [WarnJSON]); at the drop threshold it is
-// refused, each refusal costs more, and each is logged once. Build a
-// [BalanceGuard] per route with [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
+// refused and each refusal costs more; the drop is logged once, when the
+// caller becomes dropped, and the refusals at most once per
+// Config.ErrorLogInterval. Build a [BalanceGuard] per route with
+// [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
 // The store must keep balances ([BalanceStore]); see [BalancePolicy] for
 // the exact arithmetic and docs/adr/0020 for the choices.
 //

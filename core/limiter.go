@@ -181,6 +181,7 @@ type Limiter struct {
 	logger    *slog.Logger
 	errLog    rateLog
 	shadowLog rateLog
+	dropLog   rateLog // refusals of dropped callers (balance.go)
 	failures  atomic.Int64
 	config    Config
 	balances  map[string]*BalanceScope // see balance.go
@@ -245,6 +246,7 @@ func New(cfg Config) (*Limiter, error) {
 		logger:    cfg.Logger,
 		errLog:    rateLog{every: cfg.ErrorLogInterval},
 		shadowLog: rateLog{every: cfg.ErrorLogInterval},
+		dropLog:   rateLog{every: cfg.ErrorLogInterval},
 	}
 	for name, s := range resolved {
 		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow}

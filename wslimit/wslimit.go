@@ -143,7 +143,8 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 // Server.Scope().Costs), and returns the decision: add "warning":"load" to the reply when d.Load
 // ([core.WarnJSON]). When the caller is dropped, Charge closes the
 // connection with code 1008 and reason "threshold exceeded" and returns
-// [ErrDropped]; the drop is logged once, by the limiter. A store failure
+// [ErrDropped]; the limiter logged the drop once, when the caller became
+// dropped (see [core.BalanceGuard.Charge]). A store failure
 // allows the message (fail open).
 func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
 	if c.exempt {

@@ -154,7 +154,7 @@ func TestWarnThenDrop(t *testing.T) {
 	_, err = send(t, c, "20")
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, websocket.StatusPolicyViolation, ce.Code)
-	assert.Equal(t, 2, strings.Count(logs.String(), "Consumer entry alice dropped"), "one line per drop")
+	assert.Equal(t, 1, strings.Count(logs.String(), "Consumer entry alice dropped"), "logged when alice became dropped, not on every refusal")
 
 	// Others are not affected.
 	r, err := send(t, dial(t, url, "bob"), "20")

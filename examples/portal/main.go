@@ -34,8 +34,8 @@
 // server's model: ping and server_info cost 20, ledger and account_tx 400,
 // path_find and ripple_path_find 3000, any other command 100; -warn and
 // -drop override the thresholds (5000 and 15000), and every drop is logged
-// once: "Consumer entry CALLER dropped with balance N at or above drop
-// threshold T".
+// once, when the caller becomes dropped: "Consumer entry CALLER dropped
+// with balance N at or above drop threshold T".
 //
 // NAME is one of the search boxes of package autocomplete: project,
 // dataset, sample, measurement, person, organization, publication, tag,
