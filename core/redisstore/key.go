@@ -2,14 +2,11 @@ package redisstore
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/internal/storekey"
-	"github.com/ratescope/ratescope/internal/window"
 )
 
 // appendKey appends the key of req's counts:
@@ -66,26 +63,4 @@ func appendEscaped(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.MaxLimits)
-
-var errCost = errors.New("redisstore: request cost must be at least 1")
-
-// checkRequest rejects what the script cannot count: it needs periods of a
-// whole number of buckets of whole microseconds, as every valid core.Rate
-// has.
-func checkRequest(req *core.Request) error {
-	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
-		return errNoLimits
-	}
-	if req.Cost < 1 {
-		return errCost
-	}
-	for _, r := range req.Limits {
-		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
-			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
-		}
-	}
-	return nil
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/ratescope/ratescope/core"
 )
 
 // Config configures a [Store]. Zero fields take the defaults stated on each;
@@ -238,67 +236,6 @@ func contextTimeouts(c redis.UniversalClient) bool {
 		return c.Options().ContextTimeoutEnabled
 	}
 	return true
-}
-
-// Take implements [core.Store] with one EVALSHA command, sent in a round trip
-// that may carry the decisions of other concurrent Takes (see the package
-// documentation). It returns [ErrUnavailable] while the breaker of the
-// caller's node is open, a wrapped Redis or context error if the node stops
-// answering (see Config.Timeout) or ctx ends first (Redis may then have
-// counted the request all the same), and
-// an error for a request no [core.Limiter] builds (no limits, more than
-// [core.MaxLimits], a cost below 1, a period that is not a positive multiple
-// of 20µs).
-func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	if err := checkRequest(&req); err != nil {
-		return core.Result{}, err
-	}
-	now := max(req.Now.UnixMicro(), 0)
-	var buf [128]byte
-	key := string(appendKey(buf[:0], s.prefix, &req))
-
-	// While the breaker of the caller's node is open the store fails
-	// open, and so does the cache: it answers only while Redis is thought
-	// to answer too.
-	nd := s.nodes.forKey(ctx, key)
-	var ck cacheKey
-	if s.cache != nil && nd.breaker.closed() {
-		ck.key = key
-		for i, r := range req.Limits {
-			ck.limits[i] = r.Limit
-		}
-		if res, ok := s.cache.lookup(&ck, now, req.Cost); ok {
-			s.stats.cacheHits.Add(1)
-			return res, nil
-		}
-	}
-
-	if err := ctx.Err(); err != nil {
-		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
-	}
-	if err := s.admit(nd); err != nil {
-		return core.Result{}, err
-	}
-	at := s.scriptNow(req.Now)
-	var out [2 + 3*core.MaxLimits]int64
-	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
-		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
-	}
-
-	res := core.Result{Allowed: out[0] == 1}
-	for i, r := range req.Limits {
-		v := out[1+3*i:]
-		res.Limits[i] = core.LimitStatus{
-			Rate:       r,
-			Remaining:  v[0],
-			Reset:      time.Duration(v[1]) * time.Microsecond,
-			RetryAfter: time.Duration(v[2]) * time.Microsecond,
-		}
-	}
-	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
-		s.cache.remember(&ck, now, req.Cost, one, &res)
-	}
-	return res, nil
 }
 
 // serverClock is the time sent to a script to have it read the Redis
