@@ -51,6 +51,7 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	}
 	p := policy(req.Policy)
 	now := max(req.Now.UnixNano(), 0)
+	advance(&s.latestBalance, now)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
 		o = t.users.charge(s, core.UserKey(req.Caller.User), p, req.Cost, now)
