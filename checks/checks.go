@@ -134,7 +134,7 @@ var configHints = map[string]string{
 	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
 	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
 	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
-	core.IDInvalidBalance: "Leave a figure zero for rippled's default; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
+	core.IDInvalidBalance: "Leave the whole BalancePolicy zero for rippled's figures, or start from core.DefaultBalancePolicy() and change what you need; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
 }
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.

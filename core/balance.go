@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,8 +35,14 @@ func DefaultCostClasses() CostClasses {
 }
 
 // A BalancePolicy is the figures of a balance limit: how the balance decays
-// and where the caller is warned and dropped. Zero fields take the defaults
-// stated on each, which are rippled's.
+// and where the caller is warned and dropped.
+//
+// The zero BalancePolicy is [DefaultBalancePolicy], rippled's figures. Any
+// other policy is taken as written, every field, so that a zero WarnCost,
+// DropCost or WarnEvery means zero: start from DefaultBalancePolicy and
+// change the figures you need. A policy that sets some figures and leaves
+// Window, Warn or Drop zero is an error of [New] (E006), so that a figure
+// left out is never silently zero (ADR 0070).
 //
 // Each caller has a sum of request costs that loses ceil(sum/W) per whole
 // second, W being Window in seconds; its balance is sum/W, so that a steady
@@ -46,19 +53,24 @@ func DefaultCostClasses() CostClasses {
 // comparisons are inclusive. After more than 4*W whole seconds without a
 // request the balance is zero. See ADR 0020.
 type BalancePolicy struct {
-	// Window is the decay window, a whole number of seconds up to
-	// [MaxBalanceWindow]. Default: 32s.
+	// Window is the decay window, a whole number of seconds from 1s up to
+	// [MaxBalanceWindow]. Default (zero policy): 32s.
 	Window time.Duration
-	// Warn is the warning threshold. Default: 5000.
+	// Warn is the warning threshold, at least 1. Default (zero policy):
+	// 5000.
 	Warn int64
-	// WarnCost is the cost of a warning. Default: 2000.
+	// WarnCost is the cost of a warning, 0 or more; 0 makes warnings free.
+	// Default (zero policy): 2000.
 	WarnCost int64
 	// WarnEvery is the least time between two charged warnings of one
-	// caller. Default: 1s.
+	// caller, 0 or more; 0 charges every warning. Default (zero policy):
+	// 1s.
 	WarnEvery time.Duration
-	// Drop is the drop threshold. Default: 15000.
+	// Drop is the drop threshold, at least 1. Default (zero policy): 15000.
 	Drop int64
-	// DropCost is the cost of each refused request. Default: 3000.
+	// DropCost is the cost of each refused request, 0 or more; 0 lets a
+	// dropped caller's balance decay while it keeps asking. Default (zero
+	// policy): 3000.
 	DropCost int64
 }
 
@@ -77,7 +89,8 @@ func DefaultBalancePolicy() BalancePolicy {
 // of their costs (the XRP Ledger server's model) instead of windows: a
 // WebSocket or JSON-RPC API. Every caller, anonymous or signed in, has one
 // balance per balance scope. Zero fields of the policy and costs take
-// rippled's defaults. The Name follows the rules of [Scope] names; balance
+// rippled's defaults (for the policy, only a whole zero policy does; see
+// [BalancePolicy]). The Name follows the rules of [Scope] names; balance
 // scopes and window scopes have names of their own.
 type BalanceScope struct {
 	Name string
@@ -85,20 +98,11 @@ type BalanceScope struct {
 	Costs CostClasses
 }
 
+// withDefaults returns rippled's policy for the zero policy, and p as
+// written otherwise.
 func (p BalancePolicy) withDefaults() BalancePolicy {
-	d := DefaultBalancePolicy()
-	for _, f := range []struct{ v, d *int64 }{
-		{&p.Warn, &d.Warn}, {&p.WarnCost, &d.WarnCost}, {&p.Drop, &d.Drop}, {&p.DropCost, &d.DropCost},
-	} {
-		if *f.v == 0 {
-			*f.v = *f.d
-		}
-	}
-	if p.Window == 0 {
-		p.Window = d.Window
-	}
-	if p.WarnEvery == 0 {
-		p.WarnEvery = d.WarnEvery
+	if p == (BalancePolicy{}) {
+		return DefaultBalancePolicy()
 	}
 	return p
 }
@@ -118,7 +122,19 @@ func (c CostClasses) withDefaults() CostClasses {
 // validate reports every problem with p, after defaults.
 func (p BalancePolicy) validate() error {
 	var errs []error
-	if p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
+	if p.Window == 0 || p.Warn == 0 || p.Drop == 0 {
+		var unset []string
+		for _, f := range []struct {
+			name string
+			zero bool
+		}{{"Window", p.Window == 0}, {"Warn", p.Warn == 0}, {"Drop", p.Drop == 0}} {
+			if f.zero {
+				unset = append(unset, f.name)
+			}
+		}
+		errs = append(errs, fmt.Errorf("BalancePolicy leaves %s zero: a policy with any figure set is taken as written (zero is zero); start from core.DefaultBalancePolicy() and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
+	}
+	if p.Window != 0 && p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxBalanceWindow))
 	}
 	if p.WarnEvery < 0 {
@@ -127,9 +143,11 @@ func (p BalancePolicy) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"Warn", p.Warn}, {"WarnCost", p.WarnCost}, {"Drop", p.Drop}, {"DropCost", p.DropCost}} {
+		min  int64
+	}{{"Warn", p.Warn, 1}, {"WarnCost", p.WarnCost, 0}, {"Drop", p.Drop, 1}, {"DropCost", p.DropCost, 0}} {
+		// A zero threshold is reported above.
 		if f.v < 0 || f.v > MaxLimit {
-			errs = append(errs, fmt.Errorf("%s %d: want 0 to %d", f.name, f.v, int64(MaxLimit)))
+			errs = append(errs, fmt.Errorf("%s %d: want %d to %d", f.name, f.v, f.min, int64(MaxLimit)))
 		}
 	}
 	return errors.Join(errs...)

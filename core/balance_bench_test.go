@@ -27,7 +27,7 @@ func BenchmarkCharge(b *testing.B) {
 				Store:      store,
 				NumProxies: core.Proxies(0),
 				Now:        func() time.Time { return now },
-				Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: core.MaxLimit, Drop: core.MaxLimit}}},
+				Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 32 * time.Second, Warn: core.MaxLimit, Drop: core.MaxLimit}}},
 			})
 			if err != nil {
 				b.Fatal(err)

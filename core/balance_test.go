@@ -62,11 +62,10 @@ func TestBalanceConfigErrors(t *testing.T) {
 
 func TestBalanceDefaults(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
+	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc"}}})
 	b, err := lim.BalanceGuard("rpc")
 	require.NoError(t, err)
 	want := core.DefaultBalancePolicy()
-	want.Warn = 100
 	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.CostClasses{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
 	assert.Equal(t, []core.BalanceScope{b.Scope()}, lim.Config().Balances)
 	_, err = lim.BalanceGuard("api")
@@ -80,6 +79,43 @@ func TestBalanceDefaults(t *testing.T) {
 	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
 	assert.Equal(t, int64(20/32), d.Balance, "and charged nothing")
 	assert.Equal(t, int64(0), b.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
+}
+
+// TestBalanceZeroFigures sets WarnCost and DropCost to 0, which became
+// rippled's 2000 and 3000 before issue 18: a policy other than the zero one
+// is taken as written, and one that leaves a threshold or the window out
+// is an error that says how to write it.
+func TestBalanceZeroFigures(t *testing.T) {
+	t.Parallel()
+	clock := storetest.NewClock(storetest.Start)
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
+	policy.WarnCost, policy.DropCost = 0, 0
+	lim := newLimiter(t, core.Config{Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
+	b, err := lim.BalanceGuard("ws")
+	require.NoError(t, err)
+	assert.Equal(t, policy, b.Scope().BalancePolicy)
+
+	ctx := context.Background()
+	who := anonCaller("192.0.2.1")
+	d := b.Charge(ctx, who, 32*120) // balance 120: warned, and the warning is free
+	assert.True(t, d.Load)
+	assert.Equal(t, int64(120), d.Balance)
+	d = b.Charge(ctx, who, 32*30) // 150: at the drop threshold, dropped next
+	require.True(t, d.Allowed)
+	for range 10 {
+		d = b.Charge(ctx, who, 3000)
+		assert.False(t, d.Allowed)
+		assert.Equal(t, int64(150), d.Balance, "a refusal costs nothing")
+	}
+
+	_, err = core.New(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `balance scope "ws": BalancePolicy leaves Window, Drop zero`)
+	assert.Contains(t, err.Error(), "start from core.DefaultBalancePolicy()")
+	var ce *core.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, core.IDInvalidBalance, ce.ID)
 }
 
 func TestBalanceChargeWarnDropAndLog(t *testing.T) {
@@ -216,7 +252,8 @@ func TestBalanceObserved(t *testing.T) {
 	observe := func(_ context.Context, e core.Event) {
 		got = append(got, seen{e.Scope(), e.Caller().String(), e.Outcome(), e.Cost(), e.Decision != nil})
 	}
-	policy := core.BalancePolicy{Warn: 100, Drop: 150}
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim := newLimiter(t, core.Config{Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
 	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)

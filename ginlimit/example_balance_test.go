@@ -22,10 +22,14 @@ import (
 // it. Here the drop threshold is low, so that the third heavy call is
 // refused.
 func ExampleNewBalance() {
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
 		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: policy}},
 	})
 	if err != nil {
 		log.Fatal(err)

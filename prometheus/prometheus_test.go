@@ -90,13 +90,17 @@ func TestScrape(t *testing.T) {
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
 	clock := storetest.NewClock(storetest.Start)
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store: store,
 		Scopes: []core.Scope{
 			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
 			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 		},
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
 		NumProxies: core.Proxies(0),
 		Now:        clock.Now,
 		Logger:     slog.New(slog.DiscardHandler),

@@ -20,10 +20,14 @@ import (
 // second reply carries "warning":"load" and the third message closes the
 // connection with 1008, "threshold exceeded".
 func Example() {
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
 		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
 	})
 	if err != nil {
 		log.Fatal(err)

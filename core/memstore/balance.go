@@ -52,6 +52,7 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	}
 	p := policy(req.Policy)
 	now := max(req.Now.UnixNano(), 0)
+	advance(&s.latestBalance, now)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
 		o = t.users.charge(s, storekey.User(req.Caller.User), p, req.Cost, now)

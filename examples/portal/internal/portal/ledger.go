@@ -20,8 +20,13 @@ const maxRPCBody = 1 << 20
 // ledgerScope returns the balance scope of the ledger APIs: rippled's
 // figures, with the thresholds of -warn and -drop when set.
 func ledgerScope(o Options) core.BalanceScope {
-	s := core.BalanceScope{Name: ScopeLedger}
-	s.Warn, s.Drop = o.Warn, o.Drop
+	s := core.BalanceScope{Name: ScopeLedger, BalancePolicy: core.DefaultBalancePolicy()}
+	if o.Warn != 0 {
+		s.Warn = o.Warn
+	}
+	if o.Drop != 0 {
+		s.Drop = o.Drop
+	}
 	return s
 }
 
