@@ -95,7 +95,7 @@ func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, tr
 		}
 		return peer
 	}
-	if !peer.IsValid() || !trusted.Contains(peer) || (proxies.set && proxies.n == 0) {
+	if !peer.IsValid() || !trusted.contains(peer) || (proxies.set && proxies.n == 0) {
 		return peer
 	}
 	limit := proxies.n // 0: no limit but the networks
@@ -107,7 +107,7 @@ func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, tr
 		}
 		caller = a
 		walked++
-		return trusted.Contains(a) && walked != limit
+		return trusted.contains(a) && walked != limit
 	})
 	return caller
 }
@@ -247,9 +247,9 @@ func network(a netip.Addr, bits6 int) netip.Prefix {
 // that one address. A []netip.Prefix converts to it.
 type Networks []netip.Prefix
 
-// Contains reports whether a is in one of the networks. An IPv4-mapped
+// contains reports whether a is in one of the networks. An IPv4-mapped
 // IPv6 address is read as IPv4.
-func (n Networks) Contains(a netip.Addr) bool {
+func (n Networks) contains(a netip.Addr) bool {
 	a = a.Unmap()
 	for _, p := range n {
 		if p.Contains(a) {

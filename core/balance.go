@@ -369,15 +369,6 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 	return d
 }
 
-// Decide is what a middleware does for a request: it charges the request
-// as [BalanceGuard.Charge] does and writes the decision's header to h
-// ([BalanceDecision.SetHeaders]).
-func (b *BalanceGuard) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
-	d := b.Charge(ctx, caller, cost)
-	d.SetHeaders(h)
-	return d
-}
-
 // Exempt returns the decision for a caller exempt from the limits (an
 // administrator): allowed, never charged, warned or dropped, with outcome
 // [OutcomeExempt]. Config.Observe sees it, with ctx.

@@ -20,6 +20,20 @@ var TrustedClientAddr = clientAddr
 // CountedKey is countedKey.
 func (c Caller) CountedKey() (string, bool) { return c.countedKey() }
 
+// HasScope reports whether name is a known scope.
+func (l *Limiter) HasScope(name string) bool { return l.scopes[name] != nil }
+
+// Decide is Charge, then SetHeaders of the decision: what a balance
+// middleware does.
+func (b *BalanceGuard) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
+	d := b.Charge(ctx, caller, cost)
+	d.SetHeaders(h)
+	return d
+}
+
+// Contains is contains.
+func (n Networks) Contains(a netip.Addr) bool { return n.contains(a) }
+
 // CheckCost is checkCost.
 func (l *Limiter) CheckCost(scope string, cost int64) error { return l.checkCost(scope, cost) }
 

@@ -137,11 +137,6 @@ func (l *Limiter) Config() Config {
 	return c
 }
 
-// HasScope reports whether name is a known scope.
-func (l *Limiter) HasScope(name string) bool {
-	return l.scopes[name] != nil
-}
-
 // checkCost returns an error unless requests of the given cost can be
 // decided in scope: a known scope and a cost of at least 1. [Limiter.Guard]
 // calls it when a route is set up, so that no request fails later.

@@ -114,7 +114,8 @@ func NewBalance(cfg BalanceConfig) (echo.MiddlewareFunc, error) {
 				if cfg.Cost != nil {
 					cost = cfg.Cost(c)
 				}
-				d = guard.Decide(c.Request().Context(), caller, cost, c.Response().Header())
+				d = guard.Charge(c.Request().Context(), caller, cost)
+				d.SetHeaders(c.Response().Header())
 			}
 			c.Set(balanceKey, d)
 			if !d.Allowed {

@@ -108,7 +108,8 @@ func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
 			if cfg.Cost != nil {
 				cost = cfg.Cost(c)
 			}
-			d = guard.Decide(c.Request.Context(), caller, cost, c.Writer.Header())
+			d = guard.Charge(c.Request.Context(), caller, cost)
+			d.SetHeaders(c.Writer.Header())
 		}
 		c.Set(balanceKey{}, d)
 		if !d.Allowed {

@@ -3,7 +3,7 @@
 // files:
 //
 //	pkg github.com/ratescope/ratescope/core, func New(Config) (*Limiter, error)
-//	pkg github.com/ratescope/ratescope/core, method (*Limiter) HasScope(string) bool
+//	pkg github.com/ratescope/ratescope/core, method (*Limiter) Guard(string, int64) (*Guard, error)
 //	pkg github.com/ratescope/ratescope/core, type Config struct, Store Store
 //
 // Each line is one exported name: a constant, variable, function, type, a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
@@ -86,7 +88,7 @@ func TestSearchBoxes(t *testing.T) {
 			found := a.Search(box, strings.ToUpper(r.Label))
 			assert.Contains(t, found.Results, r, "search box %s: %q", box, r.Label)
 		}
-		assert.True(t, a.Limiter.HasScope(autocomplete.Scope(box)), "the limiter has no scope for %s", box)
+		assert.True(t, slices.ContainsFunc(a.Limiter.Config().Scopes, func(s core.Scope) bool { return s.Name == autocomplete.Scope(box) }), "the limiter has no scope for %s", box)
 	}
 }
 
