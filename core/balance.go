@@ -242,9 +242,11 @@ type BalanceDecision struct {
 	// Load reports that the caller is at or above the warning threshold:
 	// add "warning":"load" to the reply ([WarnJSON]).
 	Load bool
-	// Counted reports whether the request was charged: false when the
+	// Checked reports whether the store checked the request against the
+	// balance, as [Decision.Checked] does: true when it was served or
+	// dropped (a drop charges DropCost); false when the
 	// store failed (fail open) or the caller is exempt.
-	Counted bool
+	Checked bool
 	// Scope is the name of the balance scope.
 	Scope string
 	// Caller is whose balance was charged.
@@ -358,7 +360,7 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 		l.observeBalance(ctx, d, start)
 		return d
 	}
-	d.Counted, d.Balance = true, res.Balance
+	d.Checked, d.Balance = true, res.Balance
 	d.Allowed = !res.Dropped
 	d.Load = res.Warned
 	d.Outcome = OutcomeAllowed

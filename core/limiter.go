@@ -369,7 +369,7 @@ func (l *Limiter) Allow(ctx context.Context, scope string, caller Caller) (Decis
 // The error is not nil only for a mistake of the program: an unknown scope
 // or a cost below 1 ([Limiter.CheckCost]); the Decision then denies, with
 // OutcomeNone, and is not observed. A store failure is not returned: the
-// Decision allows the request, with Counted false and StoreErr set.
+// Decision allows the request, with Checked false and StoreErr set.
 func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost int64) (Decision, error) {
 	var d Decision
 	s := l.scopes[scope]
@@ -417,7 +417,7 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 		d.StoreErr = err
 		return
 	}
-	d.Allowed, d.Counted = res.Allowed, true
+	d.Allowed, d.Checked = res.Allowed, true
 	d.Outcome = OutcomeAllowed
 	if !res.Allowed {
 		d.Outcome = OutcomeDenied

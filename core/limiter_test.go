@@ -225,7 +225,7 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 		d, err := lim.Allow(context.Background(), "api", anonCaller("192.0.2.11"))
 		require.NoError(t, err, "a store failure is not the caller's error")
 		assert.True(t, d.Allowed, "fail open")
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.ErrorContains(t, d.StoreErr, "connection refused")
 		h := http.Header{}
 		d.SetHeaders(h)
@@ -314,7 +314,7 @@ func TestGuard(t *testing.T) {
 	h := http.Header{}
 	d := g.Decide(ctx, caller, h)
 	assert.True(t, d.Allowed)
-	assert.True(t, d.Counted)
+	assert.True(t, d.Checked)
 	first := h.Get("RateLimit")
 	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 
@@ -337,7 +337,7 @@ func TestGuard(t *testing.T) {
 
 	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)
-	assert.False(t, ex.Counted)
+	assert.False(t, ex.Checked)
 	assert.Empty(t, ex.Limits())
 }
 
@@ -375,7 +375,7 @@ func TestClientHangsUp(t *testing.T) {
 	d, err := lim.Allow(ctx, "api", anonCaller("192.0.2.13"))
 	require.NoError(t, err)
 	assert.True(t, d.Allowed)
-	assert.False(t, d.Counted)
+	assert.False(t, d.Checked)
 	assert.ErrorIs(t, d.StoreErr, context.Canceled)
 	assert.Zero(t, lim.StoreFailures(), "a client that hangs up is no store failure")
 	assert.Empty(t, log.String())
@@ -436,4 +436,52 @@ func TestScopedStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"api.anon": 3, "api.user": 1}, spy.took)
 	assert.Len(t, spy.asked, 2, "asked once per scope and kind, not per request")
+}
+
+// TestCheckedByOutcome pins Decision.Checked to one meaning with every
+// outcome: the store checked the request against the limits. A refused
+// request is checked but not counted (the caller's room stays as it was);
+// before issue 18 the field was named Counted and was true for it.
+func TestCheckedByOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	who := anonCaller("192.0.2.44")
+	for _, tc := range []struct {
+		name    string
+		cfg     core.Config
+		calls   int // the decision of the last call is checked
+		outcome core.Outcome
+		checked bool
+	}{
+		{name: "allowed", calls: 1, outcome: core.OutcomeAllowed, checked: true},
+		{name: "denied", calls: 3, outcome: core.OutcomeDenied, checked: true},
+		{name: "shadow", cfg: core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler)}, calls: 3, outcome: core.OutcomeShadow, checked: true},
+		{name: "failed open", cfg: core.Config{Store: failingStore{}, Logger: slog.New(slog.DiscardHandler)}, calls: 1, outcome: core.OutcomeFailedOpen, checked: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.Rates = map[string]string{"api.anon": "2/min"}
+			lim := newLimiter(t, cfg)
+			var d core.Decision
+			for range tc.calls {
+				var err error
+				d, err = lim.Allow(ctx, "api", who)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.outcome, d.Outcome)
+			assert.Equal(t, tc.checked, d.Checked)
+			if tc.checked {
+				assert.Len(t, d.Limits(), 1, "a checked decision says where the caller stands")
+			} else {
+				assert.Empty(t, d.Limits())
+			}
+		})
+	}
+	g, err := newLimiter(t, core.Config{}).Guard("api", 1)
+	require.NoError(t, err)
+	var d core.Decision
+	g.ExemptInto(ctx, &d, who, "")
+	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+	assert.False(t, d.Checked)
 }

@@ -93,7 +93,7 @@ func ExampleConfig_user() {
 	r := gin.New()
 	r.GET("/api/records", signIn, limit, func(c *gin.Context) {
 		d, _ := ginlimit.Decision(c)
-		c.String(http.StatusOK, "%s %s counted=%t", d.Caller.Kind(), d.Caller, d.Counted)
+		c.String(http.StatusOK, "%s %s checked=%t", d.Caller.Kind(), d.Caller, d.Checked)
 	})
 
 	for _, user := range []string{"", "alice", "root"} {
@@ -104,9 +104,9 @@ func ExampleConfig_user() {
 		fmt.Println(w.Code, w.Body)
 	}
 	// Output:
-	// 200 anon 192.0.2.1 counted=true
-	// 200 user alice counted=true
-	// 200 user root counted=false
+	// 200 anon 192.0.2.1 checked=true
+	// 200 user alice checked=true
+	// 200 user root checked=false
 }
 
 // The quick start of the README: one limiter for the process, the startup
@@ -211,7 +211,7 @@ func ExampleConfig_exempt() {
 	api := r.Group("/api", signIn, limit)
 	api.GET("/records", func(c *gin.Context) {
 		d, _ := ginlimit.Decision(c)
-		c.String(http.StatusOK, "%s counted=%t", d.Caller, d.Counted)
+		c.String(http.StatusOK, "%s checked=%t", d.Caller, d.Checked)
 	})
 
 	for _, tc := range []struct{ user, addr string }{
@@ -225,10 +225,10 @@ func ExampleConfig_exempt() {
 		fmt.Println(w.Code, w.Body, w.Header().Get("RateLimit") != "")
 	}
 	// Output:
-	// 200 203.0.113.7 counted=true true
-	// 200 alice counted=true true
-	// 200 root counted=false false
-	// 200 10.1.2.3 counted=false false
+	// 200 203.0.113.7 checked=true true
+	// 200 alice checked=true true
+	// 200 root checked=false false
+	// 200 10.1.2.3 checked=false false
 }
 
 // Test a limited handler without waiting for a window: the limiter reads a

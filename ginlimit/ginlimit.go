@@ -51,7 +51,7 @@ type Config struct {
 	// Exempt reports whether the caller is exempt from the limits (an
 	// administrator, a health checker). An exempt request is served and
 	// not counted, and gets no RateLimit headers; [Decision] still returns
-	// its decision, with Allowed true and Counted false. Default: nil, no
+	// its decision, with Allowed true and Checked false. Default: nil, no
 	// caller is exempt.
 	Exempt func(c *gin.Context, caller core.Caller) bool
 
