@@ -314,7 +314,11 @@ func sortedBalanceNames(m map[string]*BalanceScope) []string {
 func (l *Limiter) Balance(scope string) (*Balance, error) {
 	s := l.balances[scope]
 	if s == nil {
-		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
+		known := "none"
+		if len(l.balances) > 0 {
+			known = strings.Join(sortedBalanceNames(l.balances), ", ")
+		}
+		return nil, fmt.Errorf("ratescope: unknown balance scope %q: the limiter's balance scopes are %s; name one of them, or add a core.BalanceScope named %q to core.Config.Balances", scope, known, scope)
 	}
 	return &Balance{lim: l, scope: s}, nil
 }

@@ -317,10 +317,10 @@ func (l *Limiter) HasScope(name string) bool {
 func (l *Limiter) CheckCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {
-		return fmt.Errorf("ratescope: unknown scope %q", scope)
+		return fmt.Errorf("ratescope: unknown scope %q: the limiter's scopes are %s; name one of them, or add a core.Scope named %q to core.Config.Scopes", scope, strings.Join(slices.Sorted(maps.Keys(l.scopes)), ", "), scope)
 	}
 	if cost < 1 {
-		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more", cost, scope)
+		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more (the units one request uses)", cost, scope)
 	}
 	return nil
 }
@@ -513,7 +513,7 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 	for _, route := range slices.Sorted(maps.Keys(costs)) {
 		cost := costs[route]
 		if cost < 1 {
-			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more", cost, route))
+			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more; leave the route out of Costs for the middleware's own cost", cost, route))
 			continue
 		}
 		c.costs[route] = c.clamped(route, cost)
