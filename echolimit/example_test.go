@@ -178,6 +178,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	e := echo.New()
+	checks.LogMessages(context.Background(), slog.Default(), echolimit.CheckClientIP(e, lim)) // W612 until e.IPExtractor agrees
 	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, limit)
 	log.Fatal(e.Start("127.0.0.1:8080"))
 }
