@@ -525,3 +525,32 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 	_, err = newLimiter(t, core.Config{}).Balance("ledger")
 	assert.ErrorContains(t, err, "balance scopes are none")
 }
+
+// TestShadowHeaderShowsUnitsLeft checks what the shadow docs say of the
+// RateLimit header: a request refused in shadow mode shows the units left,
+// which is not 0 when the request costs more than is left (the docs said
+// r=0 before issue 18).
+func TestShadowHeaderShowsUnitsLeft(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "10/min"}})
+	who := anonCaller("192.0.2.45")
+	d, err := lim.AllowN(ctx, "api", who, 7)
+	require.NoError(t, err)
+	require.Equal(t, core.OutcomeAllowed, d.Outcome)
+	d, err = lim.AllowN(ctx, "api", who, 5)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeShadow, d.Outcome)
+	h := http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, `"api.anon.min";r=3;t=60`, h.Get("RateLimit"), "3 units left, not 0")
+	assert.Empty(t, h.Get("Retry-After"))
+	d, err = lim.AllowN(ctx, "api", who, 3)
+	require.NoError(t, err)
+	require.Equal(t, core.OutcomeAllowed, d.Outcome)
+	d, err = lim.Allow(ctx, "api", who)
+	require.NoError(t, err)
+	h = http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, `"api.anon.min";r=0;t=60`, h.Get("RateLimit"), "0 once the limit is used up")
+}
