@@ -88,9 +88,9 @@ func DefaultBalancePolicy() BalancePolicy {
 // A BalanceScope is a named group of requests limited by a decaying balance
 // of their costs (the XRP Ledger server's model) instead of windows: a
 // WebSocket or JSON-RPC API. Every caller, anonymous or signed in, has one
-// balance per balance scope. Zero fields of the policy and costs take
-// rippled's defaults (for the policy, only a whole zero policy does; see
-// [BalancePolicy]). The Name follows the rules of [Scope] names; balance
+// balance per balance scope. A zero BalancePolicy is rippled's, and any
+// other is taken as written (see [BalancePolicy]); zero fields of Costs
+// take rippled's costs. The Name follows the rules of [Scope] names; balance
 // scopes and window scopes have names of their own.
 type BalanceScope struct {
 	Name string
