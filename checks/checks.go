@@ -304,7 +304,9 @@ func (o Options) Run(ctx context.Context, lim *core.Limiter) ([]Message, error) 
 
 // Log is [Options.Run], then logs each message it keeps to logger:
 // warnings at level Warn, errors at level Error, with the text as message
-// and the attributes "id", "level" (WARNING or ERROR) and "hint".
+// and the attributes "id" and "hint". The record's own level says whether
+// it is a warning or an error: no attribute repeats it, since one named
+// "level" would collide with slog's key in JSON and text logs.
 func (o Options) Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) ([]Message, error) {
 	msgs, err := o.Run(ctx, lim)
 	LogMessages(ctx, logger, msgs)
@@ -320,7 +322,7 @@ func LogMessages(ctx context.Context, logger *slog.Logger, msgs []Message) {
 			level = slog.LevelError
 		}
 		logger.LogAttrs(ctx, level, "ratescope: "+m.Text,
-			slog.String("id", m.ID), slog.String("level", m.Level.String()), slog.String("hint", m.Hint))
+			slog.String("id", m.ID), slog.String("hint", m.Hint))
 	}
 }
 

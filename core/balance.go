@@ -88,9 +88,9 @@ func DefaultBalancePolicy() BalancePolicy {
 // A BalanceScope is a named group of requests limited by a decaying balance
 // of their costs (the XRP Ledger server's model) instead of windows: a
 // WebSocket or JSON-RPC API. Every caller, anonymous or signed in, has one
-// balance per balance scope. Zero fields of the policy and costs take
-// rippled's defaults (for the policy, only a whole zero policy does; see
-// [BalancePolicy]). The Name follows the rules of [Scope] names; balance
+// balance per balance scope. A zero BalancePolicy is rippled's, and any
+// other is taken as written (see [BalancePolicy]); zero fields of Costs
+// take rippled's costs. The Name follows the rules of [Scope] names; balance
 // scopes and window scopes have names of their own.
 type BalanceScope struct {
 	Name string
@@ -243,9 +243,11 @@ type BalanceDecision struct {
 	// Load reports that the caller is at or above the warning threshold:
 	// add "warning":"load" to the reply ([WarnJSON]).
 	Load bool
-	// Counted reports whether the request was charged: false when the
+	// Checked reports whether the store checked the request against the
+	// balance, as [Decision.Checked] does: true when it was served or
+	// dropped (a drop charges DropCost); false when the
 	// store failed (fail open) or the caller is exempt.
-	Counted bool
+	Checked bool
 	// Scope is the name of the balance scope.
 	Scope string
 	// Caller is whose balance was charged.
@@ -305,7 +307,11 @@ func sortedBalanceNames(m map[string]*BalanceScope) []string {
 func (l *Limiter) BalanceGuard(scope string) (*BalanceGuard, error) {
 	s := l.balances[scope]
 	if s == nil {
-		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
+		known := "none"
+		if len(l.balances) > 0 {
+			known = strings.Join(sortedBalanceNames(l.balances), ", ")
+		}
+		return nil, fmt.Errorf("ratescope: unknown balance scope %q: the limiter's balance scopes are %s; name one of them, or add a core.BalanceScope named %q to core.Config.Balances", scope, known, scope)
 	}
 	return &BalanceGuard{lim: l, scope: s}, nil
 }
@@ -345,7 +351,7 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 		l.observeBalance(ctx, d, start)
 		return d
 	}
-	d.Counted, d.Balance = true, res.Balance
+	d.Checked, d.Balance = true, res.Balance
 	d.Allowed = !res.Dropped
 	d.Load = res.Warned
 	d.Outcome = OutcomeAllowed

@@ -133,7 +133,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	who := anonCaller("198.51.100.7")
 
 	d := b.Charge(ctx, who, 20)
-	assert.Equal(t, &core.BalanceDecision{Allowed: true, Counted: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
+	assert.Equal(t, &core.BalanceDecision{Allowed: true, Checked: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
 	// Heavy requests, many a second, until warned and then dropped.
 	var warned, dropped int
 	for i := range 1000 {
@@ -231,7 +231,7 @@ func TestBalanceFailsOpen(t *testing.T) {
 	require.NoError(t, err)
 	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
 	assert.True(t, d.Allowed)
-	assert.False(t, d.Counted)
+	assert.False(t, d.Checked)
 	assert.ErrorIs(t, d.StoreErr, errBalancesDown)
 	assert.Equal(t, int64(1), lim.StoreFailures())
 	assert.Contains(t, logs.String(), "fail open")

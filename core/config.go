@@ -50,7 +50,8 @@ type Config struct {
 	// counted, observed and reported in the headers exactly as if the
 	// limits were enforced, but a caller over a limit is served (the
 	// Decision allows it, with Outcome OutcomeShadow and the RateLimit
-	// header showing r=0), and the refusal it would have had is logged at
+	// header showing the units left: r=0 once the limit is used up, what
+	// is left when the request costs more), and the refusal it would have had is logged at
 	// most once per ErrorLogInterval. Use it to roll out a new limit and
 	// see whom it would refuse. Default: false, the limits are enforced.
 	Shadow bool

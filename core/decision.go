@@ -18,13 +18,18 @@ type Decision struct {
 	// Outcome says what became of the request: allowed, denied, failed
 	// open, exempt or shadow. Its String value is fit for a metric label.
 	Outcome Outcome
-	// Counted reports whether the request was counted: false when the
-	// store failed and the request was allowed anyway (fail open), or when
-	// an adapter exempted the caller.
-	Counted bool
+	// Checked reports whether the store checked the request against the
+	// limits: true when it was allowed (and counted), denied or let
+	// through by shadow mode (neither counted; see [Outcome]), so that
+	// [Decision.Limits] and the headers say where the caller stands;
+	// false when the store failed and the request was allowed anyway
+	// (fail open), or when an adapter exempted the caller. (It was named
+	// Counted before issue 18, and was true for refused requests, which
+	// are not counted.)
+	Checked bool
 	// Scope is the name of the scope decided.
 	Scope string
-	// Caller is who the request was counted against.
+	// Caller is the caller the request was decided for.
 	Caller Caller
 	// Cost is the number of units the request used, or would have used:
 	// the route's cost, clamped to the smallest limit of the caller's kind
@@ -49,7 +54,8 @@ type Decision struct {
 }
 
 // Limits returns the state of each limit after the request, in the order of
-// the scope's rates: empty when the request was not counted.
+// the scope's rates: empty when the request was not checked
+// ([Decision.Checked]).
 func (d *Decision) Limits() []LimitStatus {
 	return d.res.Limits[:d.n]
 }

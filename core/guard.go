@@ -67,7 +67,7 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 	for _, route := range slices.Sorted(maps.Keys(costs)) {
 		cost := costs[route]
 		if cost < 1 {
-			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more", cost, route))
+			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more; leave the route out of RouteCosts for the middleware's own cost", cost, route))
 			continue
 		}
 		c.costs[route] = c.clamped(route, cost)

@@ -53,7 +53,7 @@ const (
 // (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
 // has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
 // "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
-// counted writes nothing.
+// checked ([Decision.Checked]) writes nothing.
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -148,10 +149,10 @@ func (l *Limiter) Config() Config {
 func (l *Limiter) checkCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {
-		return fmt.Errorf("ratescope: unknown scope %q", scope)
+		return fmt.Errorf("ratescope: unknown scope %q: the limiter's scopes are %s; name one of them, or add a core.Scope named %q to core.Config.Scopes", scope, strings.Join(slices.Sorted(maps.Keys(l.scopes)), ", "), scope)
 	}
 	if cost < 1 {
-		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more", cost, scope)
+		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more (the units one request uses)", cost, scope)
 	}
 	return nil
 }
@@ -179,7 +180,7 @@ func (l *Limiter) Allow(ctx context.Context, scope string, caller Caller) (Decis
 // The error is not nil only for a mistake of the program: an unknown scope
 // or a cost below 1; the Decision then denies, with
 // OutcomeNone, and is not observed. A store failure is not returned: the
-// Decision allows the request, with Counted false and StoreErr set.
+// Decision allows the request, with Checked false and StoreErr set.
 func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost int64) (Decision, error) {
 	var d Decision
 	s := l.scopes[scope]
@@ -227,7 +228,7 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 		d.StoreErr = err
 		return
 	}
-	d.Allowed, d.Counted = res.Allowed, true
+	d.Allowed, d.Checked = res.Allowed, true
 	d.Outcome = OutcomeAllowed
 	if !res.Allowed {
 		d.Outcome = OutcomeDenied

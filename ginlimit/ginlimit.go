@@ -50,9 +50,9 @@ type Config struct {
 
 	// Exempt reports whether the caller is exempt from the limits (an
 	// administrator, a health checker). An exempt request is served and
-	// not counted, and gets no RateLimit headers; [Decision] still returns
-	// its decision, with Allowed true and Counted false. Default: nil, no
-	// caller is exempt.
+	// not counted, and gets no RateLimit headers; with KeepDecision,
+	// [Decision] returns its decision, with Allowed true and Checked
+	// false. Default: nil, no caller is exempt.
 	Exempt func(c *gin.Context, caller core.Caller) bool
 
 	// DenyHandler answers a request over the limit, after the RateLimit
@@ -65,7 +65,8 @@ type Config struct {
 	// the handlers after the middleware read it with [Decision]. It costs
 	// a copy of the decision and, unless an earlier middleware called
 	// c.Set, the context's key map that Gin makes on the first c.Set of a
-	// request: three allocations, about 600 bytes, on every request.
+	// request: three allocations, about 650 bytes, on every request (the
+	// key map 336 B, the decision's copy 320 B).
 	// Default: false, [Decision] reports no decision; DenyHandler gets the
 	// decision whatever this says.
 	KeepDecision bool

@@ -173,6 +173,9 @@ func TestScrape(t *testing.T) {
 	evictions, ok := value(families, "ratescope_store_evictions_total", nil)
 	assert.True(t, ok)
 	assert.Zero(t, evictions)
+	// MaxEntries bounds the whole store since issue 10; the help text said
+	// a shard was full until issue 18.
+	assert.Contains(t, families["ratescope_store_evictions_total"].GetHelp(), "the whole store was full")
 	_, ok = value(families, "ratescope_redis_calls_total", nil)
 	assert.False(t, ok, "no Redis store watched")
 

@@ -140,22 +140,22 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("redisstore: no Client: pass a redis.UniversalClient"))
 	}
 	if strings.ContainsAny(c.Prefix, "{}") {
-		errs = append(errs, fmt.Errorf("redisstore: Prefix %q: must not contain '{' or '}'", c.Prefix))
+		errs = append(errs, fmt.Errorf("redisstore: Prefix %q: must not contain '{' or '}', which would move the hash tag; use other characters, such as ':'", c.Prefix))
 	}
 	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: Timeout %s: must not be negative", c.Timeout))
+		errs = append(errs, fmt.Errorf("redisstore: Timeout %s: must not be negative; leave it 0 for the default", c.Timeout))
 	}
 	if c.MaxBatch < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative", c.MaxBatch))
+		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative; leave it 0 for the default", c.MaxBatch))
 	}
 	if c.MaxQueue < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: MaxQueue %d: must not be negative", c.MaxQueue))
+		errs = append(errs, fmt.Errorf("redisstore: MaxQueue %d: must not be negative; leave it 0 for the default", c.MaxQueue))
 	}
 	if c.BreakerFailures < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative", c.BreakerFailures))
+		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative; leave it 0 for the default", c.BreakerFailures))
 	}
 	if c.BreakerBackoff < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: BreakerBackoff %s: must not be negative", c.BreakerBackoff))
+		errs = append(errs, fmt.Errorf("redisstore: BreakerBackoff %s: must not be negative; leave it 0 for the default", c.BreakerBackoff))
 	}
 	return errors.Join(errs...)
 }

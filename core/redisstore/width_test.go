@@ -31,7 +31,9 @@ func TestRollingDeployAcrossWidths(t *testing.T) {
 		{name: "day limit across 65,535", first: []core.Rate{core.PerMinute(10), core.PerDay(60000)}, other: []core.Rate{core.PerMinute(10), core.PerDay(70000)}, allowed: 10},
 		{name: "day limit back below 65,535", first: []core.Rate{core.PerMinute(10), core.PerDay(70000)}, other: []core.Rate{core.PerMinute(10), core.PerDay(60000)}, allowed: 10},
 		// The same number of wide limits, in other places: values of one
-		// size, laid out differently.
+		// size, laid out differently, which the widths byte tells apart.
+		// (Within one minute no bucket expires, so the old code, which
+		// read them with the wrong layout, passed this case too.)
 		// (12 requests of cost 5,000 fill 60,000).
 		{name: "widths swapped", first: []core.Rate{hour(70000), core.PerDay(60000)}, other: []core.Rate{hour(60000), core.PerDay(70000)}, cost: 5000, allowed: 12},
 	} {

@@ -49,7 +49,7 @@
 // exempt from all limits, /ws and /rpc included. Counts are kept in memory unless -redis (by
 // default $REDIS_URL) names a Redis server. -shadow serves every request
 // but counts and reports it as if the limits were enforced (the RateLimit
-// header shows r=0 once a caller is over). -trusted-proxies reads
+// header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads
 // X-Forwarded-For only from peers inside the networks given.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601

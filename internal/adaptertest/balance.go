@@ -196,7 +196,7 @@ func testBalanceDefaultCost(t *testing.T, build balanceBuilder) {
 	assert.Equal(t, int64(20), d.Cost)
 	assert.Equal(t, int64(8*20/32), d.Balance)
 	assert.Equal(t, "192.0.2.1", d.Caller.String())
-	assert.True(t, d.Counted)
+	assert.True(t, d.Checked)
 }
 
 func testBalanceExempt(t *testing.T, build balanceBuilder) {
@@ -206,12 +206,12 @@ func testBalanceExempt(t *testing.T, build balanceBuilder) {
 		require.Equal(t, http.StatusOK, w.Code)
 		assert.Empty(t, w.Header().Get(core.HeaderWarning))
 		d := a.last()
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.False(t, d.Load)
 	}
 	assert.Empty(t, a.logs.String())
 	a.post("alice", 3000)
-	assert.True(t, a.last().Counted)
+	assert.True(t, a.last().Checked)
 }
 
 func testBalanceKeyAndSkipper(t *testing.T, build balanceBuilder) {
@@ -243,7 +243,7 @@ func testBalanceFailOpen(t *testing.T, build balanceBuilder) {
 		require.Equal(t, http.StatusOK, a.post("alice", 3000).Code)
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.ErrorIs(t, d.StoreErr, errDown)
 	}
 }

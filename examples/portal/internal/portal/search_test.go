@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -135,4 +138,18 @@ func TestSearches(t *testing.T) {
 	got := a.Searches()
 	got["project"] = 0
 	assert.Equal(t, int64(workers*each), a.Searches()["project"])
+}
+
+// TestHowToQueryMatches runs the search of the how-to "protect a search
+// box" against the portal: its query finds a project. It queried ?q=cor,
+// which matched nothing, before issue 18.
+func TestHowToQueryMatches(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "howto", "protect-a-search-box.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`/autocomplete/(\w+)\?q=(\w+)`).FindAllStringSubmatch(string(md), -1)
+	require.NotEmpty(t, m, "the how-to queries a search box")
+	for _, q := range m {
+		assert.NotEmpty(t, newApp(t).Search(q[1], q[2]).Results, "the how-to's %s finds something", q[0])
+	}
 }
