@@ -5,13 +5,13 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs allocs quiet bench portal fuzz soak screenshot
+.PHONY: test deps fmt-check vet imports docs api api-update allocs quiet bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # browsertest/ drives a headless Chromium, which deps installs.
 MODULES := prometheus browsertest
 
-test: deps fmt-check vet imports docs allocs quiet
+test: deps fmt-check vet imports docs api allocs quiet
 	$(GO) test -race -count=1 ./...
 	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 
@@ -35,6 +35,16 @@ imports:
 # (internal/doccheck; no network). It runs again, with -race, in ./... .
 docs:
 	$(GO) test -count=1 ./internal/doccheck
+
+# The exported API of every public package is written down in
+# api/v0.1.0.txt (internal/apilist): this fails, printing the diff, when the
+# code's API differs from it. After a change to the API that is meant,
+# regenerate the listing with make api-update and commit it with the change.
+api:
+	$(GO) test -count=1 -run 'TestListing' ./internal/apilist
+
+api-update:
+	$(GO) run ./internal/apilist -w
 
 # The allocation bounds of the request path (issue 13), without the race
 # detector, which makes sync.Pool drop items at random: the tests are in
@@ -66,6 +76,7 @@ fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseIPv4Port -fuzztime=30s
 	$(GO) test ./internal/replay/ -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s
+	$(GO) test ./internal/storekey/ -run='^$$' -fuzz=FuzzUser -fuzztime=30s
 
 # The long load and fault runs (build tag soak; a few minutes, without
 # the race detector): 10,000,000 new callers through memstore, a minute of

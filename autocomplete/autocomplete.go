@@ -25,6 +25,7 @@ package autocomplete
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ratescope/ratescope/core"
 )
@@ -95,8 +96,11 @@ func Empty() Response {
 // echosearch call it when they are built, so that a missing scope fails at
 // startup.
 func CheckScope(lim *core.Limiter, name string) error {
-	if lim == nil || lim.HasScope(Scope(name)) {
+	if lim == nil {
 		return nil // the adapter reports a missing limiter
+	}
+	if slices.ContainsFunc(lim.Config().Scopes, func(s core.Scope) bool { return s.Name == Scope(name) }) {
+		return nil
 	}
 	return fmt.Errorf("search box %q: the limiter has no scope %q: add autocomplete.Scopes() (or autocomplete.NewScope(%q)) to core.Config.Scopes", name, Scope(name), name)
 }

@@ -113,14 +113,12 @@ func (m Message) String() string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Message ids. The E ids are those of package core's [core.ConfigError].
+// Ids of the warnings of this package. The E ids, of the errors, are
+// package core's ([core.IDInvalidRate] to [core.IDInvalidBalance], the ids
+// of [core.ConfigError]); those of a store's own warnings are its package's
+// (redisstore.IDEvictsCounts and the like). Each id keeps its meaning
+// between releases.
 const (
-	IDInvalidConfig    = core.IDInvalidRate
-	IDNoStore          = core.IDNoStore
-	IDOutOfRange       = core.IDOutOfRange
-	IDInvalidScope     = core.IDInvalidScope
-	IDInvalidProxies   = core.IDInvalidProxies
-	IDInvalidBalance   = core.IDInvalidBalance
 	IDProxiesUnset     = "ratescope.W601"
 	IDStoreNotShared   = "ratescope.W602"
 	IDStoreUnreachable = "ratescope.W603"
@@ -136,7 +134,7 @@ var configHints = map[string]string{
 	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
 	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
 	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
-	core.IDInvalidBalance: "Leave a figure zero for rippled's default; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
+	core.IDInvalidBalance: "Leave the whole BalancePolicy zero for rippled's figures, or start from core.DefaultBalancePolicy() and change what you need; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
 }
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.
@@ -153,7 +151,7 @@ func RunConfig(cfg core.Config) []Message {
 	var msgs []Message
 	if err := cfg.Validate(); err != nil {
 		for _, e := range splitJoined(err) {
-			id, text := IDInvalidConfig, e.Error()
+			id, text := core.IDInvalidRate, e.Error()
 			var ce *core.ConfigError
 			if errors.As(e, &ce) {
 				id, text = ce.ID, ce.Err.Error()
@@ -168,11 +166,6 @@ func RunConfig(cfg core.Config) []Message {
 	}
 	return append(msgs, configMessages(cfg)...)
 }
-
-// Config is the old name of [RunConfig].
-//
-// Deprecated: use RunConfig.
-func Config(cfg core.Config) []Message { return RunConfig(cfg) }
 
 // configMessages returns the warnings that the configuration alone shows.
 func configMessages(cfg core.Config) []Message {
@@ -264,11 +257,6 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 	return append(msgs, storeWarnings(ctx, cfg.Store)...)
 }
 
-// Limiter is the old name of [Run].
-//
-// Deprecated: use Run.
-func Limiter(ctx context.Context, lim *core.Limiter) []Message { return Run(ctx, lim) }
-
 // Log is Options{}.Log without the error: it runs [Run] and logs each
 // message, and returns the messages.
 func Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) []Message {
@@ -316,7 +304,9 @@ func (o Options) Run(ctx context.Context, lim *core.Limiter) ([]Message, error) 
 
 // Log is [Options.Run], then logs each message it keeps to logger:
 // warnings at level Warn, errors at level Error, with the text as message
-// and the attributes "id", "level" (WARNING or ERROR) and "hint".
+// and the attributes "id" and "hint". The record's own level says whether
+// it is a warning or an error: no attribute repeats it, since one named
+// "level" would collide with slog's key in JSON and text logs.
 func (o Options) Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) ([]Message, error) {
 	msgs, err := o.Run(ctx, lim)
 	LogMessages(ctx, logger, msgs)
@@ -332,7 +322,7 @@ func LogMessages(ctx context.Context, logger *slog.Logger, msgs []Message) {
 			level = slog.LevelError
 		}
 		logger.LogAttrs(ctx, level, "ratescope: "+m.Text,
-			slog.String("id", m.ID), slog.String("level", m.Level.String()), slog.String("hint", m.Hint))
+			slog.String("id", m.ID), slog.String("hint", m.Hint))
 	}
 }
 
@@ -380,7 +370,7 @@ func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request
 		// The framework's address is ratescope's caller if ratescope
 		// counts it there: the same IPv4 address, or an IPv6 address in
 		// the network (/64 by default) it counts.
-		counted := lim.Caller(r, "").Network
+		counted := lim.Caller(r, "", "").Network
 		ours := counted.Addr().String()
 		if a, err := netip.ParseAddr(theirs); err != nil || !counted.Contains(a.Unmap()) {
 			return []Message{{

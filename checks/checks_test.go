@@ -3,11 +3,14 @@ package checks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,9 +125,29 @@ func TestLog(t *testing.T) {
 	assert.Contains(t, lines[0], "level=WARN")
 	assert.Contains(t, lines[0], `msg="ratescope: the number of proxies is not set."`, "a short message")
 	assert.Contains(t, lines[0], "id=ratescope.W601")
-	assert.Contains(t, lines[0], "level=WARNING")
 	assert.Contains(t, lines[0], `hint="Set NumProxies`)
 	assert.Contains(t, lines[1], "id=ratescope.W602")
+}
+
+// TestLogMessagesOneLevel logs a warning and an error as JSON: each record
+// has one "level", slog's. Before issue 18 an attribute of that name wrote
+// it twice ("level":"WARN",...,"level":"WARNING").
+func TestLogMessagesOneLevel(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	checks.LogMessages(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), []checks.Message{
+		{ID: "ratescope.W601", Level: checks.Warning, Text: "a warning.", Hint: "Fix it."},
+		{ID: "ratescope.E001", Level: checks.Error, Text: "an error.", Hint: "Fix it too."},
+	})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	for i, want := range []string{"WARN", "ERROR"} {
+		assert.Equal(t, 1, strings.Count(lines[i], `"level":`), lines[i])
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &rec))
+		assert.Equal(t, want, rec["level"])
+		assert.Equal(t, []string{"hint", "id", "level", "msg", "time"}, slices.Sorted(maps.Keys(rec)))
+	}
 }
 
 func TestOptions(t *testing.T) {
@@ -228,7 +251,7 @@ func TestClientIP(t *testing.T) {
 
 	// One that agrees: the last entry, as NumProxies 1 says.
 	last := func(r *http.Request) string {
-		return core.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), core.Proxies(1)).String()
+		return lim.Caller(r, "", "").Network.Addr().String()
 	}
 	assert.Empty(t, checks.ClientIP(lim, "Gin", last))
 }

@@ -15,8 +15,8 @@ import (
 // itself.
 type checkingStore struct{ pingStore }
 
-func (checkingStore) CheckStore(context.Context) []core.StoreWarning {
-	return []core.StoreWarning{{ID: "ratescope.W604", Text: "the store evicts counts.", Hint: "Do not."}}
+func (checkingStore) CheckStore(context.Context) []core.StoreProblem {
+	return []core.StoreProblem{{ID: "ratescope.W604", Text: "the store evicts counts.", Hint: "Do not."}}
 }
 
 func TestStoreChecksItself(t *testing.T) {
@@ -24,7 +24,6 @@ func TestStoreChecksItself(t *testing.T) {
 	lim := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: checkingStore{}})
 	msgs := checks.Run(context.Background(), lim)
 	require.Equal(t, []string{"ratescope.W604"}, ids(msgs))
-	assert.Equal(t, msgs, checks.Limiter(context.Background(), lim), "Limiter, the old name of Run")
 	assert.Equal(t, checks.Warning, msgs[0].Level)
 	assert.Equal(t, "ratescope.W604 WARNING: the store evicts counts. HINT: Do not.", msgs[0].String())
 }

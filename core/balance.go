@@ -8,13 +8,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// Costs are the costs of the types of request of a [BalanceScope], as the
+// CostClasses are the costs of the classes of request of a [BalanceScope], as the
 // XRP Ledger server (rippled) weighs them by how much work they take. A
 // route or message picks one (or any other number) as its cost.
-type Costs struct {
+type CostClasses struct {
 	// Reference is the cost of an ordinary request. Default: 20.
 	Reference int64
 	// Malformed is the cost of a request the server cannot understand (an
@@ -28,14 +29,20 @@ type Costs struct {
 	Heavy int64
 }
 
-// DefaultCosts returns rippled's costs: 20, 100, 400 and 3000.
-func DefaultCosts() Costs {
-	return Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
+// DefaultCostClasses returns rippled's costs: 20, 100, 400 and 3000.
+func DefaultCostClasses() CostClasses {
+	return CostClasses{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
 }
 
 // A BalancePolicy is the figures of a balance limit: how the balance decays
-// and where the caller is warned and dropped. Zero fields take the defaults
-// stated on each, which are rippled's.
+// and where the caller is warned and dropped.
+//
+// The zero BalancePolicy is [DefaultBalancePolicy], rippled's figures. Any
+// other policy is taken as written, every field, so that a zero WarnCost,
+// DropCost or WarnEvery means zero: start from DefaultBalancePolicy and
+// change the figures you need. A policy that sets some figures and leaves
+// Window, Warn or Drop zero is an error of [New] (E006), so that a figure
+// left out is never silently zero (ADR 0070).
 //
 // Each caller has a sum of request costs that loses ceil(sum/W) per whole
 // second, W being Window in seconds; its balance is sum/W, so that a steady
@@ -46,19 +53,24 @@ func DefaultCosts() Costs {
 // comparisons are inclusive. After more than 4*W whole seconds without a
 // request the balance is zero. See ADR 0020.
 type BalancePolicy struct {
-	// Window is the decay window, a whole number of seconds up to
-	// [MaxBalanceWindow]. Default: 32s.
+	// Window is the decay window, a whole number of seconds from 1s up to
+	// [MaxBalanceWindow]. Default (zero policy): 32s.
 	Window time.Duration
-	// Warn is the warning threshold. Default: 5000.
+	// Warn is the warning threshold, at least 1. Default (zero policy):
+	// 5000.
 	Warn int64
-	// WarnCost is the cost of a warning. Default: 2000.
+	// WarnCost is the cost of a warning, 0 or more; 0 makes warnings free.
+	// Default (zero policy): 2000.
 	WarnCost int64
 	// WarnEvery is the least time between two charged warnings of one
-	// caller. Default: 1s.
+	// caller, 0 or more; 0 charges every warning. Default (zero policy):
+	// 1s.
 	WarnEvery time.Duration
-	// Drop is the drop threshold. Default: 15000.
+	// Drop is the drop threshold, at least 1. Default (zero policy): 15000.
 	Drop int64
-	// DropCost is the cost of each refused request. Default: 3000.
+	// DropCost is the cost of each refused request, 0 or more; 0 lets a
+	// dropped caller's balance decay while it keeps asking. Default (zero
+	// policy): 3000.
 	DropCost int64
 }
 
@@ -76,35 +88,27 @@ func DefaultBalancePolicy() BalancePolicy {
 // A BalanceScope is a named group of requests limited by a decaying balance
 // of their costs (the XRP Ledger server's model) instead of windows: a
 // WebSocket or JSON-RPC API. Every caller, anonymous or signed in, has one
-// balance per balance scope. Zero fields of the policy and costs take
-// rippled's defaults. The Name follows the rules of [Scope] names; balance
+// balance per balance scope. A zero BalancePolicy is rippled's, and any
+// other is taken as written (see [BalancePolicy]); zero fields of Costs
+// take rippled's costs. The Name follows the rules of [Scope] names; balance
 // scopes and window scopes have names of their own.
 type BalanceScope struct {
 	Name string
 	BalancePolicy
-	Costs Costs
+	Costs CostClasses
 }
 
+// withDefaults returns rippled's policy for the zero policy, and p as
+// written otherwise.
 func (p BalancePolicy) withDefaults() BalancePolicy {
-	d := DefaultBalancePolicy()
-	for _, f := range []struct{ v, d *int64 }{
-		{&p.Warn, &d.Warn}, {&p.WarnCost, &d.WarnCost}, {&p.Drop, &d.Drop}, {&p.DropCost, &d.DropCost},
-	} {
-		if *f.v == 0 {
-			*f.v = *f.d
-		}
-	}
-	if p.Window == 0 {
-		p.Window = d.Window
-	}
-	if p.WarnEvery == 0 {
-		p.WarnEvery = d.WarnEvery
+	if p == (BalancePolicy{}) {
+		return DefaultBalancePolicy()
 	}
 	return p
 }
 
-func (c Costs) withDefaults() Costs {
-	d := DefaultCosts()
+func (c CostClasses) withDefaults() CostClasses {
+	d := DefaultCostClasses()
 	for _, f := range []struct{ v, d *int64 }{
 		{&c.Reference, &d.Reference}, {&c.Malformed, &d.Malformed}, {&c.Medium, &d.Medium}, {&c.Heavy, &d.Heavy},
 	} {
@@ -118,7 +122,19 @@ func (c Costs) withDefaults() Costs {
 // validate reports every problem with p, after defaults.
 func (p BalancePolicy) validate() error {
 	var errs []error
-	if p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
+	if p.Window == 0 || p.Warn == 0 || p.Drop == 0 {
+		var unset []string
+		for _, f := range []struct {
+			name string
+			zero bool
+		}{{"Window", p.Window == 0}, {"Warn", p.Warn == 0}, {"Drop", p.Drop == 0}} {
+			if f.zero {
+				unset = append(unset, f.name)
+			}
+		}
+		errs = append(errs, fmt.Errorf("BalancePolicy leaves %s zero: a policy with any figure set is taken as written (zero is zero); start from core.DefaultBalancePolicy() and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
+	}
+	if p.Window != 0 && p.Window < time.Second || p.Window > MaxBalanceWindow || p.Window%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxBalanceWindow))
 	}
 	if p.WarnEvery < 0 {
@@ -127,9 +143,11 @@ func (p BalancePolicy) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"Warn", p.Warn}, {"WarnCost", p.WarnCost}, {"Drop", p.Drop}, {"DropCost", p.DropCost}} {
+		min  int64
+	}{{"Warn", p.Warn, 1}, {"WarnCost", p.WarnCost, 0}, {"Drop", p.Drop, 1}, {"DropCost", p.DropCost, 0}} {
+		// A zero threshold is reported above.
 		if f.v < 0 || f.v > MaxLimit {
-			errs = append(errs, fmt.Errorf("%s %d: want 0 to %d", f.name, f.v, int64(MaxLimit)))
+			errs = append(errs, fmt.Errorf("%s %d: want %d to %d", f.name, f.v, f.min, int64(MaxLimit)))
 		}
 	}
 	return errors.Join(errs...)
@@ -219,14 +237,17 @@ type BalanceResult struct {
 type BalanceDecision struct {
 	// Allowed reports whether the request may be served: false when the
 	// caller is dropped. Answer a WebSocket caller with a close of code
-	// 1008 and a JSON-RPC caller with 503 (see [OverloadedBody]).
+	// 1008 (package wslimit) and a JSON-RPC caller with 503 (the
+	// adapters' DenyOverloaded).
 	Allowed bool
 	// Load reports that the caller is at or above the warning threshold:
 	// add "warning":"load" to the reply ([WarnJSON]).
 	Load bool
-	// Counted reports whether the request was charged: false when the
+	// Checked reports whether the store checked the request against the
+	// balance, as [Decision.Checked] does: true when it was served or
+	// dropped (a drop charges DropCost); false when the
 	// store failed (fail open) or the caller is exempt.
-	Counted bool
+	Checked bool
 	// Scope is the name of the balance scope.
 	Scope string
 	// Caller is whose balance was charged.
@@ -250,17 +271,9 @@ func (d *BalanceDecision) SetHeaders(h http.Header) {
 	}
 }
 
-// OverloadedBody is the text body of a JSON-RPC request refused because its
-// caller is dropped, sent with 503 Service Unavailable, as rippled does.
-const OverloadedBody = "Server is overloaded"
-
-// CloseReason is the reason of the WebSocket close (code 1008, policy
-// violation) that ends the connection of a dropped caller, as rippled does.
-const CloseReason = "threshold exceeded"
-
-// A Balance charges the requests of one balance scope. Build it once per
-// route with [Limiter.Balance]; it is safe for concurrent use.
-type Balance struct {
+// A BalanceGuard charges the requests of one balance scope. Build it once per
+// route with [Limiter.BalanceGuard]; it is safe for concurrent use.
+type BalanceGuard struct {
 	lim   *Limiter
 	scope *BalanceScope
 }
@@ -289,41 +302,45 @@ func sortedBalanceNames(m map[string]*BalanceScope) []string {
 	return names
 }
 
-// Balance returns the Balance of the named balance scope, or an error if
+// BalanceGuard returns the BalanceGuard of the named balance scope, or an error if
 // Config.Balances does not name it.
-func (l *Limiter) Balance(scope string) (*Balance, error) {
+func (l *Limiter) BalanceGuard(scope string) (*BalanceGuard, error) {
 	s := l.balances[scope]
 	if s == nil {
-		return nil, fmt.Errorf("ratescope: unknown balance scope %q", scope)
+		known := "none"
+		if len(l.balances) > 0 {
+			known = strings.Join(sortedBalanceNames(l.balances), ", ")
+		}
+		return nil, fmt.Errorf("ratescope: unknown balance scope %q: the limiter's balance scopes are %s; name one of them, or add a core.BalanceScope named %q to core.Config.Balances", scope, known, scope)
 	}
-	return &Balance{lim: l, scope: s}, nil
-}
-
-// Caller is [Limiter.Caller]: who made r, user being the signed-in user's
-// id or "" for an anonymous caller.
-func (b *Balance) Caller(r *http.Request, user string) Caller {
-	return b.lim.Caller(r, user)
+	return &BalanceGuard{lim: l, scope: s}, nil
 }
 
 // Scope returns the balance scope, defaults applied: its name, policy and
 // costs.
-func (b *Balance) Scope() BalanceScope { return *b.scope }
+func (b *BalanceGuard) Scope() BalanceScope { return *b.scope }
 
-// Charge charges a request of the given cost by caller, a negative cost
-// meaning the scope's Costs.Reference (as for a middleware's request
-// without a cost of its own), and returns the decision. When the caller is
-// dropped it logs, once for the drop, at warning level:
+// Charge charges a request of the given cost by caller and returns the
+// decision. A cost of 0 charges nothing but is decided all the same: a
+// dropped caller is refused, and charged the scope's DropCost. A cost below
+// 0 is 0: no request earns a caller credit. The scope's cost classes
+// (Scope().Costs) name the usual costs.
+//
+// When the caller becomes dropped (a request that was served leaves its
+// balance at or above the drop threshold, so that its next requests are
+// refused until the balance decays below it), Charge logs it once, at
+// warning level, as the XRP Ledger server does:
 //
 //	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
 //
-// with the caller, balance (before the drop's charge) and threshold as
-// attributes too. A store failure allows the request uncharged, logged as
-// for [Limiter.AllowN].
-func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
+// with the caller, balance (after the request's charges), threshold and
+// scope as attributes too. The requests it then refuses are logged, at info
+// level, at most once per Config.ErrorLogInterval for the whole limiter,
+// with the number left out, so that a caller who keeps asking cannot flood the log. A store
+// failure allows the request uncharged, logged as for [Limiter.AllowN].
+func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
-	if cost < 0 {
-		cost = s.Costs.Reference
-	}
+	cost = max(cost, 0)
 	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
 	start := l.start()
 	now := l.now()
@@ -334,7 +351,7 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 		l.observeBalance(ctx, d, start)
 		return d
 	}
-	d.Counted, d.Balance = true, res.Balance
+	d.Checked, d.Balance = true, res.Balance
 	d.Allowed = !res.Dropped
 	d.Load = res.Warned
 	d.Outcome = OutcomeAllowed
@@ -342,29 +359,26 @@ func (b *Balance) Charge(ctx context.Context, caller Caller, cost int64) *Balanc
 		d.Outcome = OutcomeDenied
 	}
 	defer l.observeBalance(ctx, d, start)
-	if res.Dropped {
+	switch {
+	case !res.Dropped && res.Balance >= s.Drop:
 		who := caller.String()
 		l.logger.LogAttrs(ctx, slog.LevelWarn,
-			"Consumer entry "+who+" dropped with balance "+strconv.FormatInt(res.Before, 10)+" at or above drop threshold "+strconv.FormatInt(s.Drop, 10),
-			slog.String("caller", who), slog.Int64("balance", res.Before), slog.Int64("threshold", s.Drop), slog.String("scope", s.Name))
+			"Consumer entry "+who+" dropped with balance "+strconv.FormatInt(res.Balance, 10)+" at or above drop threshold "+strconv.FormatInt(s.Drop, 10),
+			slog.String("caller", who), slog.Int64("balance", res.Balance), slog.Int64("threshold", s.Drop), slog.String("scope", s.Name))
+	case res.Dropped:
+		if quiet, ok := l.dropLog.allow(now); ok {
+			l.logger.LogAttrs(ctx, slog.LevelInfo, "ratescope: refused a request of a dropped caller",
+				slog.String("scope", s.Name), slog.String("caller", caller.String()), slog.Int64("balance", res.Before),
+				slog.Int64("suppressed", quiet))
+		}
 	}
-	return d
-}
-
-// Decide is what a middleware does for a request: it charges the request
-// as [Balance.Charge] does (a cost below 0 meaning the scope's
-// Costs.Reference) and writes the decision's header to h
-// ([BalanceDecision.SetHeaders]).
-func (b *Balance) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
-	d := b.Charge(ctx, caller, cost)
-	d.SetHeaders(h)
 	return d
 }
 
 // Exempt returns the decision for a caller exempt from the limits (an
 // administrator): allowed, never charged, warned or dropped, with outcome
 // [OutcomeExempt]. Config.Observe sees it, with ctx.
-func (b *Balance) Exempt(ctx context.Context, caller Caller) *BalanceDecision {
+func (b *BalanceGuard) Exempt(ctx context.Context, caller Caller) *BalanceDecision {
 	d := &BalanceDecision{Allowed: true, Scope: b.scope.Name, Caller: caller, Outcome: OutcomeExempt}
 	b.lim.observeBalance(ctx, d, time.Time{})
 	return d

@@ -27,13 +27,13 @@ func BenchmarkCharge(b *testing.B) {
 				Store:      store,
 				NumProxies: core.Proxies(0),
 				Now:        func() time.Time { return now },
-				Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: core.MaxLimit, Drop: core.MaxLimit}}},
+				Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 32 * time.Second, Warn: core.MaxLimit, Drop: core.MaxLimit}}},
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
 			reqs := benchRequests(bc.callers, "/ws")
-			bal, err := lim.Balance("ws")
+			bal, err := lim.BalanceGuard("ws")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func BenchmarkCharge(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := bal.Decide(ctx, bal.Caller(r, ""), 0, h); !d.Allowed {
+					if d := bal.Decide(ctx, lim.Caller(r, "", ""), 0, h); !d.Allowed {
 						b.Fatal("dropped")
 					}
 				}

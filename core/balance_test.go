@@ -47,7 +47,7 @@ func TestBalanceConfigErrors(t *testing.T) {
 		{name: "twice", balances: []core.BalanceScope{{Name: "ws"}, {Name: "ws"}}, wants: []string{`"ws" is defined twice`}},
 		{name: "window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}}, wants: []string{"Window 1.5s"}},
 		{name: "long window", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 2 * time.Hour}}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
-		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.Costs{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
+		{name: "every problem", balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: -1, DropCost: -2}, Costs: core.CostClasses{Heavy: -3}}}, wants: []string{"Warn -1", "DropCost -2", "cost -3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -62,21 +62,60 @@ func TestBalanceConfigErrors(t *testing.T) {
 
 func TestBalanceDefaults(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
-	b, err := lim.Balance("rpc")
+	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc"}}})
+	b, err := lim.BalanceGuard("rpc")
 	require.NoError(t, err)
 	want := core.DefaultBalancePolicy()
-	want.Warn = 100
-	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
+	assert.Equal(t, core.BalanceScope{Name: "rpc", BalancePolicy: want, Costs: core.CostClasses{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}}, b.Scope())
 	assert.Equal(t, []core.BalanceScope{b.Scope()}, lim.Config().Balances)
-	_, err = lim.Balance("api")
+	_, err = lim.BalanceGuard("api")
 	assert.ErrorContains(t, err, `unknown balance scope "api"`)
 
-	// A negative cost is the reference cost, whoever charges it.
+	// A cost means itself: no negative number stands for the reference
+	// cost, and a cost below 0 earns no credit.
 	ip := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
-	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, -1).Cost)
-	assert.Equal(t, int64(20), b.Decide(context.Background(), ip, -5, http.Header{}).Cost)
+	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, b.Scope().Costs.Reference).Cost)
+	d := b.Decide(context.Background(), ip, -5, http.Header{})
+	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
+	assert.Equal(t, int64(20/32), d.Balance, "and charged nothing")
 	assert.Equal(t, int64(0), b.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
+}
+
+// TestBalanceZeroFigures sets WarnCost and DropCost to 0, which became
+// rippled's 2000 and 3000 before issue 18: a policy other than the zero one
+// is taken as written, and one that leaves a threshold or the window out
+// is an error that says how to write it.
+func TestBalanceZeroFigures(t *testing.T) {
+	t.Parallel()
+	clock := storetest.NewClock(storetest.Start)
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
+	policy.WarnCost, policy.DropCost = 0, 0
+	lim := newLimiter(t, core.Config{Now: clock.Now, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
+	b, err := lim.BalanceGuard("ws")
+	require.NoError(t, err)
+	assert.Equal(t, policy, b.Scope().BalancePolicy)
+
+	ctx := context.Background()
+	who := anonCaller("192.0.2.1")
+	d := b.Charge(ctx, who, 32*120) // balance 120: warned, and the warning is free
+	assert.True(t, d.Load)
+	assert.Equal(t, int64(120), d.Balance)
+	d = b.Charge(ctx, who, 32*30) // 150: at the drop threshold, dropped next
+	require.True(t, d.Allowed)
+	for range 10 {
+		d = b.Charge(ctx, who, 3000)
+		assert.False(t, d.Allowed)
+		assert.Equal(t, int64(150), d.Balance, "a refusal costs nothing")
+	}
+
+	_, err = core.New(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100}}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `balance scope "ws": BalancePolicy leaves Window, Drop zero`)
+	assert.Contains(t, err.Error(), "start from core.DefaultBalancePolicy()")
+	var ce *core.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, core.IDInvalidBalance, ce.ID)
 }
 
 func TestBalanceChargeWarnDropAndLog(t *testing.T) {
@@ -88,13 +127,13 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 		Logger:   slog.New(slog.NewJSONHandler(&logs, nil)),
 		Balances: []core.BalanceScope{{Name: "ws"}},
 	})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ctx := context.Background()
 	who := anonCaller("198.51.100.7")
 
 	d := b.Charge(ctx, who, 20)
-	assert.Equal(t, &core.BalanceDecision{Allowed: true, Counted: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
+	assert.Equal(t, &core.BalanceDecision{Allowed: true, Checked: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
 	// Heavy requests, many a second, until warned and then dropped.
 	var warned, dropped int
 	for i := range 1000 {
@@ -115,7 +154,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	assert.Equal(t, core.OutcomeDenied, d.Outcome)
 
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	require.Len(t, lines, 1, "the drop is logged once: %s", logs.String())
+	require.Len(t, lines, 2, "the drop and the first refusal: %s", logs.String())
 	var rec map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
 	assert.Equal(t, "WARN", rec["level"])
@@ -123,11 +162,27 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	assert.Equal(t, "198.51.100.7", rec["caller"])
 	assert.Equal(t, float64(15000), rec["threshold"])
 	assert.Contains(t, rec["msg"], "balance "+jsonNumber(rec["balance"])+" ")
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(0), rec["suppressed"])
 
-	// A second refused attempt is a second drop, logged once more.
-	d = b.Charge(ctx, who, 20)
-	assert.False(t, d.Allowed)
-	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2)
+	// The drop is logged when the caller becomes dropped, not on every
+	// refusal: 1,000 more refused requests within ErrorLogInterval (10s)
+	// add no line (they wrote 1,000 before issue 18); the next refusal
+	// after it, one with their number.
+	for range 1000 {
+		clock.Advance(time.Millisecond)
+		d = b.Charge(ctx, who, 20)
+		require.False(t, d.Allowed)
+	}
+	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2, logs.String())
+	clock.Advance(10 * time.Second)
+	require.False(t, b.Charge(ctx, who, 20).Allowed, "still dropped")
+	lines = strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 3, logs.String())
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(1000), rec["suppressed"])
 
 	// A signed-in caller is logged by user id.
 	alice := core.Caller{User: "alice"}
@@ -144,7 +199,7 @@ func jsonNumber(v any) string {
 func TestBalanceExempt(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "ws"}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	root := core.Caller{User: "root"}
 	for range 100 {
@@ -172,11 +227,11 @@ func TestBalanceFailsOpen(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	lim := newLimiter(t, core.Config{Store: failingBalances{}, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Balances: []core.BalanceScope{{Name: "ws"}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
 	assert.True(t, d.Allowed)
-	assert.False(t, d.Counted)
+	assert.False(t, d.Checked)
 	assert.ErrorIs(t, d.StoreErr, errBalancesDown)
 	assert.Equal(t, int64(1), lim.StoreFailures())
 	assert.Contains(t, logs.String(), "fail open")
@@ -197,9 +252,10 @@ func TestBalanceObserved(t *testing.T) {
 	observe := func(_ context.Context, e core.Event) {
 		got = append(got, seen{e.Scope(), e.Caller().String(), e.Outcome(), e.Cost(), e.Decision != nil})
 	}
-	policy := core.BalancePolicy{Warn: 100, Drop: 150}
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim := newLimiter(t, core.Config{Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws", BalancePolicy: policy}}})
-	b, err := lim.Balance("ws")
+	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ctx := context.Background()
 	caller := anonCaller("192.0.2.1")
@@ -216,7 +272,7 @@ func TestBalanceObserved(t *testing.T) {
 	}, got)
 
 	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Logger: slog.New(slog.DiscardHandler), Balances: []core.BalanceScope{{Name: "ws"}}})
-	fb, err := failing.Balance("ws")
+	fb, err := failing.BalanceGuard("ws")
 	require.NoError(t, err)
 	got = nil
 	fb.Charge(ctx, caller, 20)

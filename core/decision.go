@@ -1,7 +1,6 @@
 package core
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 )
@@ -19,13 +18,18 @@ type Decision struct {
 	// Outcome says what became of the request: allowed, denied, failed
 	// open, exempt or shadow. Its String value is fit for a metric label.
 	Outcome Outcome
-	// Counted reports whether the request was counted: false when the
-	// store failed and the request was allowed anyway (fail open), or when
-	// an adapter exempted the caller.
-	Counted bool
+	// Checked reports whether the store checked the request against the
+	// limits: true when it was allowed (and counted), denied or let
+	// through by shadow mode (neither counted; see [Outcome]), so that
+	// [Decision.Limits] and the headers say where the caller stands;
+	// false when the store failed and the request was allowed anyway
+	// (fail open), or when an adapter exempted the caller. (It was named
+	// Counted before issue 18, and was true for refused requests, which
+	// are not counted.)
+	Checked bool
 	// Scope is the name of the scope decided.
 	Scope string
-	// Caller is who the request was counted against.
+	// Caller is the caller the request was decided for.
 	Caller Caller
 	// Cost is the number of units the request used, or would have used:
 	// the route's cost, clamped to the smallest limit of the caller's kind
@@ -49,12 +53,9 @@ type Decision struct {
 	res    Result // the store's answer: Limits[:n] are the limits' states
 }
 
-// rateLimitLen is room, on the stack, for the RateLimit value of two limits
-// with long scope names; a longer value costs one more allocation.
-const rateLimitLen = 128
-
 // Limits returns the state of each limit after the request, in the order of
-// the scope's rates: empty when the request was not counted.
+// the scope's rates: empty when the request was not checked
+// ([Decision.Checked]).
 func (d *Decision) Limits() []LimitStatus {
 	return d.res.Limits[:d.n]
 }
@@ -101,85 +102,4 @@ func (d *Decision) DenyBody() DenyBody {
 		Detail:     "Request was throttled. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
 		RetryAfter: d.RetryAfterSeconds(),
 	}
-}
-
-// Header names set by [Decision.SetHeaders], in the canonical form that
-// http.Header uses as map keys (names are case-insensitive on the wire).
-const (
-	HeaderPolicy     = "Ratelimit-Policy"
-	HeaderRateLimit  = "Ratelimit"
-	HeaderRetryAfter = "Retry-After"
-)
-
-// SetHeaders writes the decision to h, as the IETF draft
-// draft-ietf-httpapi-ratelimit-headers describes:
-//
-//	RateLimit-Policy: "api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400
-//	RateLimit: "api.anon.min";r=59;t=60, "api.anon.day";r=999;t=86400
-//
-// where q is the limit, w the period in seconds, r the units remaining and
-// t the seconds until the window is empty again. When the request is
-// denied, it also sets Retry-After in whole seconds, rounded up. With
-// Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
-// (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
-// has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
-// "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
-// counted writes nothing.
-func (d *Decision) SetHeaders(h http.Header) {
-	if d.n == 0 || d.limits == nil {
-		return
-	}
-	k := d.limits
-	// The values of the fields share one allocation. Each field gets a
-	// slice of it with no room to grow, so that adding a value to one
-	// field copies it rather than writing over the next field's.
-	n := 2
-	if !d.Allowed {
-		n++
-	}
-	if d.Load {
-		n++
-	}
-	vals := make([]string, n)
-	var buf [rateLimitLen]byte
-	b := buf[:0]
-	tight := 0
-	for i := range d.n {
-		st := &d.res.Limits[i]
-		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
-		b = strconv.AppendInt(b, st.Remaining, 10)
-		if t := ceilSeconds(st.Reset); t == k.full[i] {
-			b = append(b, k.tails[i]...) // every allowed request
-		} else {
-			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, t, 10)
-		}
-		if st.Remaining < d.res.Limits[tight].Remaining {
-			tight = i
-		}
-	}
-	vals[0], vals[1] = k.policy, string(b)
-	h[HeaderPolicy] = vals[0:1:1]
-	h[HeaderRateLimit] = vals[1:2:2]
-	next := 2
-	if !d.Allowed {
-		vals[next] = strconv.FormatInt(d.RetryAfterSeconds(), 10)
-		h[HeaderRetryAfter] = vals[next : next+1 : next+1]
-		next++
-	}
-	if d.Load {
-		vals[next] = LoadWarning
-		h[HeaderWarning] = vals[next : next+1 : next+1]
-	}
-	if k.legacy {
-		st := &d.res.Limits[tight]
-		legacy := make([]string, 3)
-		h["X-Ratelimit-Limit"] = append(legacy[0:0:1], strconv.FormatInt(st.Rate.Limit, 10))
-		h["X-Ratelimit-Remaining"] = append(legacy[1:1:2], strconv.FormatInt(st.Remaining, 10))
-		h["X-Ratelimit-Reset"] = append(legacy[2:2:3], strconv.FormatInt(ceilSeconds(st.Reset), 10))
-	}
-}
-
-func policyName(scope string, kind Kind, r Rate) string {
-	return `"` + scope + "." + kind.String() + "." + periodString(r.Period) + `"`
 }

@@ -26,12 +26,39 @@
 // to the other, and no two callers share a count, whatever characters a user
 // id holds. Behind reverse proxies the address comes from X-Forwarded-For,
 // at the position that [Config.NumProxies] says the caller cannot write (see
-// [ClientAddr]); IPv6 callers are counted by their /64.
+// "Callers behind proxies" below); IPv6 callers are counted by their /64.
 //
 // A request has a cost, 1 unless said otherwise, so that expensive requests
 // can count for more. [Limiter.AllowN] checks and takes the cost from all the
 // limits of the scope at once, all or nothing: a refused request takes
 // nothing, so a caller recovers as soon as it slows down.
+//
+// # Callers behind proxies
+//
+// Each proxy appends to X-Forwarded-For the address it received the request
+// from, so the right-hand end of the list is written by the proxies and the
+// rest by whoever sent the request, who can write anything. With n proxies
+// ([Config.NumProxies]), the n-th entry from the right was written by the
+// outermost proxy about the address it received the request from: the
+// caller. It is the only entry about the caller that the caller cannot
+// choose; entries to its left are ignored, so a caller cannot move its
+// count by sending its own X-Forwarded-For. Several header lines are read
+// as one list, in order. With no proxies set, or 0, the peer address is
+// the caller's and the header is ignored. With fewer entries than proxies,
+// or an entry that is not an IP address, the request did not come through
+// the proxies as configured and the peer address is used: such callers are
+// counted as the proxy, never as somebody new.
+//
+// With [Config.TrustedProxies], X-Forwarded-For is read only when the peer
+// is in one of the networks: a caller that reaches the application
+// directly cannot choose its address, whatever it writes in the header.
+// The entries are then walked from the right, skipping those in the
+// networks (the proxies' own addresses): the first entry outside them is
+// the caller. With NumProxies also set, the walk stops at the n-th entry at
+// the latest, so of the two the setting that trusts fewer entries wins;
+// NumProxies set to 0 reads no header at all (the W611 check reports that
+// the networks are then unused). [Limiter.Caller] returns whom a request
+// is counted against.
 //
 // # The guarantee
 //
@@ -68,11 +95,13 @@
 // A second kind of limit suits WebSocket and JSON-RPC APIs: a
 // [BalanceScope] (Config.Balances) limits each caller by a decaying balance
 // of request costs, the XRP Ledger server's model. Every request adds its
-// cost (see [Costs]) to a sum that loses 1/32 of itself each second; the
+// cost (see [CostClasses]) to a sum that loses 1/32 of itself each second; the
 // balance is the sum over 32. At the warning threshold the caller is told
 // "load" ([BalanceDecision.Load], [WarnJSON]); at the drop threshold it is
-// refused, each refusal costs more, and each is logged once. Build a
-// [Balance] per route with [Limiter.Balance] and call [Balance.Charge].
+// refused and each refusal costs more; the drop is logged once, when the
+// caller becomes dropped, and the refusals at most once per
+// Config.ErrorLogInterval. Build a [BalanceGuard] per route with
+// [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
 // The store must keep balances ([BalanceStore]); see [BalancePolicy] for
 // the exact arithmetic and docs/adr/0020 for the choices.
 //
@@ -105,7 +134,7 @@
 // [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
 // shadow mode: counted and reported as if enforced, but nobody is refused.
 // [Config.TrustedProxies] reads X-Forwarded-For only from the proxies'
-// networks ([TrustedClientAddr]). [Guard.WithRouteCosts] gives the routes
+// networks. [Guard.WithRouteCosts] gives the routes
 // of one middleware their own costs, each request decided once; a cost
 // above the smallest limit is clamped to it ([Limiter.AllowN]).
 // [RateTable], [ProxyCount], [Rate] and [Networks] load from flags,

@@ -15,7 +15,7 @@ import (
 // A caller sends heavy requests (3000 each), a hundred a second, under
 // rippled's figures: warned at a balance of 5000, dropped at 15000, and
 // served again once it has been quiet long enough.
-func ExampleLimiter_Balance() {
+func ExampleLimiter_BalanceGuard() {
 	clock := storetest.NewClock(storetest.Start)
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -35,7 +35,7 @@ func ExampleLimiter_Balance() {
 		fmt.Println(err)
 		return
 	}
-	ledger, err := lim.Balance("ledger")
+	ledger, err := lim.BalanceGuard("ledger")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -61,6 +61,7 @@ func ExampleLimiter_Balance() {
 	// Output:
 	// request 54: warned, balance 5125
 	// level=WARN msg="Consumer entry alice dropped with balance 15017 at or above drop threshold 15000" caller=alice balance=15017 threshold=15000 scope=ledger
+	// level=INFO msg="ratescope: refused a request of a dropped caller" scope=ledger caller=alice balance=15017 suppressed=0
 	// request 163: dropped, balance 15111
 	// 10 s later: allowed true, balance 11156
 }

@@ -80,7 +80,7 @@ func ExampleLimiter_Allow() {
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 	r.RemoteAddr = "203.0.113.7:41000"
 	for range 3 {
-		d, err := lim.Allow(context.Background(), "api", lim.Caller(r, ""))
+		d, err := lim.Allow(context.Background(), "api", lim.Caller(r, "", ""))
 		if err != nil {
 			panic(err)
 		}
@@ -102,19 +102,33 @@ func ExampleLimiter_Allow() {
 // docs/howto/count-callers-behind-a-proxy.md. Each proxy appends the address
 // it received the request from; whatever the caller wrote stands to the left
 // and is ignored.
-func ExampleClientAddr() {
+func ExampleLimiter_Caller() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	// counted returns whom a limiter behind the given number of proxies
+	// counts a request from peer with the given X-Forwarded-For.
+	counted := func(proxies core.ProxyCount, peer, forwarded string) string {
+		lim, err := core.New(core.Config{Store: store, NumProxies: proxies})
+		if err != nil {
+			panic(err)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-For", forwarded)
+		return lim.Caller(r, "", "").String()
+	}
 	// No proxy: the caller connects directly and the header is ignored.
-	fmt.Println(core.ClientAddr("203.0.113.7:41000", []string{"198.51.100.1"}, core.Proxies(0)))
+	fmt.Println(counted(core.Proxies(0), "203.0.113.7:41000", "198.51.100.1"))
 	// One nginx: it appended the caller's address to what the caller wrote.
-	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"198.51.100.1, 203.0.113.7"}, core.Proxies(1)))
+	fmt.Println(counted(core.Proxies(1), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7"))
 	// A cloud load balancer, then nginx: the load balancer appended the
 	// caller's address, nginx the load balancer's.
-	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"198.51.100.1, 203.0.113.7, 10.0.1.9"}, core.Proxies(2)))
+	fmt.Println(counted(core.Proxies(2), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7, 10.0.1.9"))
 	// Fewer entries than proxies: the request did not come through both
 	// proxies, so it is counted as the peer, never as somebody new.
-	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"203.0.113.7"}, core.Proxies(2)))
+	fmt.Println(counted(core.Proxies(2), "10.0.0.2:41000", "203.0.113.7"))
 	// Not set: the peer address, and the check W601 warns.
-	fmt.Println(core.ClientAddr("10.0.0.2:41000", []string{"203.0.113.7"}, core.ProxyCount{}))
+	fmt.Println(counted(core.ProxyCount{}, "10.0.0.2:41000", "203.0.113.7"))
 	// Output:
 	// 203.0.113.7
 	// 203.0.113.7

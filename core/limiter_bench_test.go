@@ -48,7 +48,7 @@ func BenchmarkDecide(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := guard.Decide(ctx, guard.Caller(r, ""), h); !d.Allowed {
+					if d := guard.Decide(ctx, lim.Caller(r, "", ""), h); !d.Allowed {
 						b.Fatal("denied")
 					}
 				}
@@ -113,7 +113,7 @@ func BenchmarkDecideModes(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				h := http.Header{}
 				for pb.Next() {
-					guard.Decide(ctx, guard.Caller(r, ""), h)
+					guard.Decide(ctx, lim.Caller(r, "", ""), h)
 				}
 			})
 		})

@@ -225,7 +225,7 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 		d, err := lim.Allow(context.Background(), "api", anonCaller("192.0.2.11"))
 		require.NoError(t, err, "a store failure is not the caller's error")
 		assert.True(t, d.Allowed, "fail open")
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.ErrorContains(t, d.StoreErr, "connection refused")
 		h := http.Header{}
 		d.SetHeaders(h)
@@ -310,11 +310,11 @@ func TestGuard(t *testing.T) {
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	caller := g.Caller(r, "")
+	caller := lim.Caller(r, "", "")
 	h := http.Header{}
 	d := g.Decide(ctx, caller, h)
 	assert.True(t, d.Allowed)
-	assert.True(t, d.Counted)
+	assert.True(t, d.Checked)
 	first := h.Get("RateLimit")
 	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 
@@ -328,16 +328,16 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 	assert.Equal(t, "60", h3.Get("Retry-After"))
 
-	// An empty scope is the default scope, a zero cost is 1.
-	def, err := lim.Guard("", 0)
-	require.NoError(t, err)
-	dd := def.Decide(ctx, core.Caller{User: "bob"}, http.Header{})
-	assert.Equal(t, core.DefaultScope, dd.Scope)
-	assert.Equal(t, int64(1), dd.Cost)
+	// No default is read into an empty scope or a zero cost: the adapters'
+	// configurations hold the defaults.
+	_, err = lim.Guard("", 1)
+	assert.ErrorContains(t, err, `unknown scope ""`)
+	_, err = lim.Guard(core.DefaultScope, 0)
+	assert.ErrorContains(t, err, "cost 0")
 
 	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
 	assert.True(t, ex.Allowed)
-	assert.False(t, ex.Counted)
+	assert.False(t, ex.Checked)
 	assert.Empty(t, ex.Limits())
 }
 
@@ -375,7 +375,7 @@ func TestClientHangsUp(t *testing.T) {
 	d, err := lim.Allow(ctx, "api", anonCaller("192.0.2.13"))
 	require.NoError(t, err)
 	assert.True(t, d.Allowed)
-	assert.False(t, d.Counted)
+	assert.False(t, d.Checked)
 	assert.ErrorIs(t, d.StoreErr, context.Canceled)
 	assert.Zero(t, lim.StoreFailures(), "a client that hangs up is no store failure")
 	assert.Empty(t, log.String())
@@ -436,4 +436,121 @@ func TestScopedStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"api.anon": 3, "api.user": 1}, spy.took)
 	assert.Len(t, spy.asked, 2, "asked once per scope and kind, not per request")
+}
+
+// TestCheckedByOutcome pins Decision.Checked to one meaning with every
+// outcome: the store checked the request against the limits. A refused
+// request is checked but not counted (the caller's room stays as it was);
+// before issue 18 the field was named Counted and was true for it.
+func TestCheckedByOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	who := anonCaller("192.0.2.44")
+	for _, tc := range []struct {
+		name    string
+		cfg     core.Config
+		calls   int // the decision of the last call is checked
+		outcome core.Outcome
+		checked bool
+	}{
+		{name: "allowed", calls: 1, outcome: core.OutcomeAllowed, checked: true},
+		{name: "denied", calls: 3, outcome: core.OutcomeDenied, checked: true},
+		{name: "shadow", cfg: core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler)}, calls: 3, outcome: core.OutcomeShadow, checked: true},
+		{name: "failed open", cfg: core.Config{Store: failingStore{}, Logger: slog.New(slog.DiscardHandler)}, calls: 1, outcome: core.OutcomeFailedOpen, checked: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.Rates = map[string]string{"api.anon": "2/min"}
+			lim := newLimiter(t, cfg)
+			var d core.Decision
+			for range tc.calls {
+				var err error
+				d, err = lim.Allow(ctx, "api", who)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.outcome, d.Outcome)
+			assert.Equal(t, tc.checked, d.Checked)
+			if tc.checked {
+				assert.Len(t, d.Limits(), 1, "a checked decision says where the caller stands")
+			} else {
+				assert.Empty(t, d.Limits())
+			}
+		})
+	}
+	g, err := newLimiter(t, core.Config{}).Guard("api", 1)
+	require.NoError(t, err)
+	var d core.Decision
+	g.ExemptInto(ctx, &d, who, "")
+	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+	assert.False(t, d.Checked)
+}
+
+// TestUserErrorsNameTheFix checks that each error a user can cause names
+// the bad value, what is allowed, and the fix. Before issue 18 an unknown
+// scope failed with `unknown scope "export"` alone.
+func TestUserErrorsNameTheFix(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{
+		Scopes:   append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}}),
+		Balances: []core.BalanceScope{{Name: "ledger"}},
+	})
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	_, allowErr := lim.Allow(ctx, "export", anonCaller("192.0.2.1"))
+	_, guardErr := lim.Guard("export", 1)
+	_, balanceErr := lim.BalanceGuard("rpc")
+	_, routeErr := g.WithRouteCosts(map[string]int64{"/api/export": 0})
+	_, rateErr := core.ParseRates("60/min,100/1m")
+	for _, tc := range []struct {
+		name  string
+		err   error
+		wants []string
+	}{
+		{name: "unknown scope", err: allowErr, wants: []string{`unknown scope "export"`, "scopes are api, search", `add a core.Scope named "export" to core.Config.Scopes`}},
+		{name: "unknown scope of a guard", err: guardErr, wants: []string{`unknown scope "export"`, "scopes are api, search", "core.Config.Scopes"}},
+		{name: "unknown balance scope", err: balanceErr, wants: []string{`unknown balance scope "rpc"`, "balance scopes are ledger", `add a core.BalanceScope named "rpc" to core.Config.Balances`}},
+		{name: "route cost", err: routeErr, wants: []string{`cost 0 of route "/api/export"`, "want 1 or more", "leave the route out of RouteCosts"}},
+		{name: "two rates over one period", err: rateErr, wants: []string{"60/min and 100/min", "keep one rate per period"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Error(t, tc.err)
+			for _, w := range tc.wants {
+				assert.Contains(t, tc.err.Error(), w)
+			}
+		})
+	}
+	_, err = newLimiter(t, core.Config{}).BalanceGuard("ledger")
+	assert.ErrorContains(t, err, "balance scopes are none")
+}
+
+// TestShadowHeaderShowsUnitsLeft checks what the shadow docs say of the
+// RateLimit header: a request refused in shadow mode shows the units left,
+// which is not 0 when the request costs more than is left (the docs said
+// r=0 before issue 18).
+func TestShadowHeaderShowsUnitsLeft(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "10/min"}})
+	who := anonCaller("192.0.2.45")
+	d, err := lim.AllowN(ctx, "api", who, 7)
+	require.NoError(t, err)
+	require.Equal(t, core.OutcomeAllowed, d.Outcome)
+	d, err = lim.AllowN(ctx, "api", who, 5)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeShadow, d.Outcome)
+	h := http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, `"api.anon.min";r=3;t=60`, h.Get("RateLimit"), "3 units left, not 0")
+	assert.Empty(t, h.Get("Retry-After"))
+	d, err = lim.AllowN(ctx, "api", who, 3)
+	require.NoError(t, err)
+	require.Equal(t, core.OutcomeAllowed, d.Outcome)
+	d, err = lim.Allow(ctx, "api", who)
+	require.NoError(t, err)
+	h = http.Header{}
+	d.SetHeaders(h)
+	assert.Equal(t, `"api.anon.min";r=0;t=60`, h.Get("RateLimit"), "0 once the limit is used up")
 }

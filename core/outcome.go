@@ -58,9 +58,9 @@ type Event struct {
 	// the caller's, made for the hook. Read it during the call; never
 	// change or keep it.
 	Decision *Decision
-	// Balance is the decision made in a balance scope ([Limiter.Balance]),
+	// Balance is the decision made in a balance scope ([Limiter.BalanceGuard]),
 	// or nil; shared as Decision is.
-	Balance *BalanceDecision
+	BalanceDecision *BalanceDecision
 	// Duration is how long the decision took, store call included, as
 	// measured by the monotonic clock (not Config.Now). It is measured only
 	// when Config.Observe is set; 0 for an exempt caller, who is decided
@@ -70,24 +70,24 @@ type Event struct {
 
 // Scope returns the name of the scope decided.
 func (e Event) Scope() string {
-	if e.Balance != nil {
-		return e.Balance.Scope
+	if e.BalanceDecision != nil {
+		return e.BalanceDecision.Scope
 	}
 	return e.Decision.Scope
 }
 
 // Caller returns who the request was counted or charged against.
 func (e Event) Caller() Caller {
-	if e.Balance != nil {
-		return e.Balance.Caller
+	if e.BalanceDecision != nil {
+		return e.BalanceDecision.Caller
 	}
 	return e.Decision.Caller
 }
 
 // Outcome returns what became of the request.
 func (e Event) Outcome() Outcome {
-	if e.Balance != nil {
-		return e.Balance.Outcome
+	if e.BalanceDecision != nil {
+		return e.BalanceDecision.Outcome
 	}
 	return e.Decision.Outcome
 }
@@ -95,8 +95,8 @@ func (e Event) Outcome() Outcome {
 // Cost returns the request's cost: the units it used or would have used
 // of a window scope, or what it added to the balance.
 func (e Event) Cost() int64 {
-	if e.Balance != nil {
-		return e.Balance.Cost
+	if e.BalanceDecision != nil {
+		return e.BalanceDecision.Cost
 	}
 	return e.Decision.Cost
 }
@@ -104,7 +104,7 @@ func (e Event) Cost() int64 {
 // observeBalance calls the hook, if any, with d; start is as for observe.
 func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start time.Time) {
 	if l.hook != nil {
-		l.emit(ctx, Event{Balance: d}, start)
+		l.emit(ctx, Event{BalanceDecision: d}, start)
 	}
 }
 

@@ -171,12 +171,14 @@ func TestKeyCallersApartFromUsers(t *testing.T) {
 	assert.Equal(t, "x", k)
 	assert.Equal(t, core.User, key.Kind())
 	for _, id := range []string{"x", "key:x", "\x00key:x", "\x00"} {
-		c := lim.Caller(r, id)
+		c := lim.Caller(r, "", id)
 		assert.NotEqual(t, key, c, "user id %q", id)
 		_, ok := c.CountedKey()
 		assert.False(t, ok, "user id %q is no key", id)
 	}
-	assert.NotEqual(t, lim.Caller(r, "\x00a"), lim.Caller(r, "\x00\x00a"), "escaping keeps ids apart")
+	assert.NotEqual(t, lim.Caller(r, "", "\x00a"), lim.Caller(r, "", "\x00\x00a"), "escaping keeps ids apart")
+	assert.Equal(t, key, lim.Caller(r, "x", "alice"), "a key wins over a user")
+	assert.Equal(t, core.Caller{User: "alice"}, lim.Caller(r, "", "alice"))
 }
 
 func TestRateTable(t *testing.T) {

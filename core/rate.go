@@ -125,10 +125,10 @@ func (r Rate) Validate() error {
 
 func validateRates(rates []Rate) error {
 	if len(rates) == 0 {
-		return errors.New("no rate given")
+		return fmt.Errorf("no rate given: want 1 to %d rates, such as 60/min,1000/day", MaxLimits)
 	}
 	if len(rates) > MaxLimits {
-		return fmt.Errorf("%d rates, at most %d allowed", len(rates), MaxLimits)
+		return fmt.Errorf("%d rates, at most %d allowed: keep the shortest and the longest periods", len(rates), MaxLimits)
 	}
 	var errs []error
 	for i, r := range rates {
@@ -137,7 +137,7 @@ func validateRates(rates []Rate) error {
 		}
 		for _, o := range rates[:i] {
 			if o.Period == r.Period {
-				errs = append(errs, fmt.Errorf("two rates over %s", periodString(r.Period)))
+				errs = append(errs, fmt.Errorf("two rates over one period, %s and %s: keep one rate per period", o, r))
 			}
 		}
 	}

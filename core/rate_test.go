@@ -114,7 +114,7 @@ func TestParseRates(t *testing.T) {
 		{"empty", "", "no slash"},
 		{"one bad", "60/min,1000/dya", `"1000/dya"`},
 		{"both bad", "x,y", `"y"`},
-		{"same period", "60/min,100/1m", "two rates over min"},
+		{"same period", "60/min,100/1m", "two rates over one period, 60/min and 100/min: keep one rate per period"},
 		{"too many", "1/s,2/min,3/h,4/d,5/2d", "at most 4"},
 		{"trailing comma", "60/min,", "no slash"},
 	} {

@@ -2,12 +2,12 @@ package core
 
 import "context"
 
-// A StoreWarning is a problem a [Store] finds in its own deployment at
+// A StoreProblem is a problem a [Store] finds in its own deployment at
 // startup, which no request would reveal until the limits fail: a Redis
 // that may evict the counts, a client whose timeouts let a decision hang.
 // Package checks reports it with its ID, Text and Hint, like its own
 // messages.
-type StoreWarning struct {
+type StoreProblem struct {
 	// ID identifies the warning, such as "ratescope.W604"; it does not
 	// change between releases.
 	ID string
@@ -23,5 +23,5 @@ type StoreWarning struct {
 // what it cannot find out (a server that refuses to show its settings); it
 // returns by the time ctx ends.
 type StoreChecker interface {
-	CheckStore(ctx context.Context) []StoreWarning
+	CheckStore(ctx context.Context) []StoreProblem
 }

@@ -216,12 +216,6 @@ func (t *RateTable) fromMap(m map[string]string) error {
 	return nil
 }
 
-// Networks is a list of networks, such as [Config.TrustedProxies]. Its
-// text form is comma-separated networks in CIDR notation or single
-// addresses ("10.0.0.0/8, 192.0.2.7"); an address alone is a network of
-// that one address. A []netip.Prefix converts to it.
-type Networks []netip.Prefix
-
 // ParseNetworks reads comma-separated networks or addresses. The error
 // names each bad part.
 func ParseNetworks(s string) (Networks, error) {
@@ -245,29 +239,6 @@ func ParseNetworks(s string) (Networks, error) {
 		out = append(out, netip.PrefixFrom(a, a.BitLen()))
 	}
 	return out, errors.Join(errs...)
-}
-
-// Contains reports whether a is in one of the networks. An IPv4-mapped
-// IPv6 address is read as IPv4.
-func (n Networks) Contains(a netip.Addr) bool {
-	a = a.Unmap()
-	for _, p := range n {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// validate reports networks that are not valid.
-func (n Networks) validate() error {
-	var errs []error
-	for i, p := range n {
-		if !p.IsValid() {
-			errs = append(errs, fmt.Errorf("TrustedProxies[%d]: not a valid network", i))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // String returns the networks comma-separated, in the form ParseNetworks

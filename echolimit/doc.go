@@ -51,14 +51,17 @@
 // # Groups and route costs
 //
 // Put one middleware on a group of routes and give routes their own cost
-// with [Config.Costs], keyed by route pattern (c.Path()): each request is
+// with [Config.RouteCosts], keyed by route pattern (c.Path()): each request is
 // decided once, at its route's cost. A cost above the smallest limit is
 // clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
 // API key, apart from anonymous callers and user ids.
 //
 // # Cost
 //
-// The middleware keeps allocations on the request path to a minimum: one
-// [core.Decision] per request, stored in the context, plus what the limiter
-// and the headers need. A middleware is safe for concurrent use.
+// The middleware keeps allocations on the request path to a minimum: the
+// [core.Decision] lives on its stack, and is copied into the context only
+// with [Config.KeepDecision] (three allocations, about 650 bytes); the
+// rest is what the limiter and the headers need (see the allocs target).
+//
+// A middleware is safe for concurrent use.
 package echolimit

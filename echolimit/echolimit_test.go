@@ -25,7 +25,7 @@ const userKey = "user"
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		e := echo.New()
-		cfg := echolimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
+		cfg := echolimit.Config{Limiter: o.Limiter, Cost: o.Cost, RouteCosts: o.RouteCosts, KeepDecision: !o.DropDecision}
 		if o.Key {
 			cfg.Key = func(c echo.Context) string { return c.Request().Header.Get(adaptertest.KeyHeader) }
 		}
@@ -108,7 +108,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "no limiter", cfg: echolimit.Config{}, want: "no Limiter"},
 		{name: "unknown scope", cfg: echolimit.Config{Limiter: lim, Scope: "nope"}, want: `unknown scope "nope"`},
 		{name: "negative cost", cfg: echolimit.Config{Limiter: lim, Cost: -1}, want: "cost -1"},
-		{name: "route cost below 1", cfg: echolimit.Config{Limiter: lim, Costs: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
+		{name: "route cost below 1", cfg: echolimit.Config{Limiter: lim, RouteCosts: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

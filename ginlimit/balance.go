@@ -2,6 +2,7 @@ package ginlimit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -11,21 +12,31 @@ import (
 
 // BalanceConfig configures the middleware built by [NewBalance], which
 // limits a route group by a decaying balance of request costs (the XRP
-// Ledger server's model, [core.BalanceScope]), as a JSON-RPC API is. Zero
-// fields take the defaults stated on each.
+// Ledger server's model, [core.BalanceScope]), as a JSON-RPC API is. It
+// has the shape of [Config]; zero fields take the defaults stated on each,
+// those of [DefaultBalanceConfig].
 type BalanceConfig struct {
-	// Balance charges the requests: a balance scope of the limiter, from
-	// [core.Limiter.Balance]. Required.
-	Balance *core.Balance
+	// Skipper skips the middleware for some requests: they are served,
+	// not charged, not observed and have no decision. Default: nil, which
+	// skips nothing.
+	Skipper func(c *gin.Context) bool
 
-	// Cost returns the cost of the request: for JSON-RPC, by its method
-	// (the body may be read if it is put back); a negative cost is the
-	// scope's Costs.Reference. Default: nil, every request costs
-	// Costs.Reference.
+	// Limiter charges the requests. Required.
+	Limiter *core.Limiter
+
+	// Scope is the balance scope the requests are charged in, one of the
+	// limiter's Config.Balances. Required: balance scopes have no default.
+	Scope string
+
+	// Cost returns the cost of the request, 0 or more (a cost below 0 is
+	// 0): for JSON-RPC, by its method (the body may be read if it is put
+	// back), such as one of the scope's cost classes. Default: nil, every
+	// request costs the scope's Costs.Reference.
 	Cost func(c *gin.Context) int64
 
-	// User returns the signed-in user's id, as for [Config]. Default: nil,
-	// every caller is anonymous.
+	// Key and User find the caller, as for [Config]: use the same
+	// functions. Default: nil, callers are counted by address.
+	Key  func(c *gin.Context) string
 	User func(c *gin.Context) string
 
 	// Exempt reports whether the caller is exempt, as for [Config]: use
@@ -39,37 +50,66 @@ type BalanceConfig struct {
 	DenyHandler func(c *gin.Context, d *core.BalanceDecision)
 }
 
+// DefaultBalanceConfig returns a BalanceConfig with every default filled
+// in except the Limiter and the Scope, which must be set.
+func DefaultBalanceConfig() BalanceConfig {
+	return BalanceConfig{DenyHandler: denyOverloadedBalance}
+}
+
+// Validate reports the problem with c, if any: a missing Limiter, or a
+// Scope that is no balance scope of it.
+func (c BalanceConfig) Validate() error {
+	_, err := c.guard()
+	return err
+}
+
+// guard returns the [core.BalanceGuard] that charges the middleware's
+// requests.
+func (c BalanceConfig) guard() (*core.BalanceGuard, error) {
+	if c.Limiter == nil {
+		return nil, errors.New("ginlimit: no Limiter: build one with core.New")
+	}
+	g, err := c.Limiter.BalanceGuard(c.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("ginlimit: %w", err)
+	}
+	return g, nil
+}
+
 // balanceKey is the gin.Context key of the request's balance decision.
 type balanceKey struct{}
 
 // NewBalance returns a middleware that charges each request to the
-// caller's balance in cfg.Balance's scope, sets "Ratescope-Warning: load"
-// when the caller is warned, and refuses the requests of a dropped caller
-// with cfg.DenyHandler. The handlers after it read the decision with
+// caller's balance in cfg.Scope, sets "Ratescope-Warning: load" when the
+// caller is warned, and refuses the requests of a dropped caller with
+// cfg.DenyHandler. The handlers after it read the decision with
 // [BalanceDecision], and add "warning":"load" to their reply when its Load
-// is true ([core.WarnJSON]).
+// is true ([core.WarnJSON]). It returns the error of
+// [BalanceConfig.Validate] instead if cfg is invalid.
 func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
-	if cfg.Balance == nil {
-		return nil, errors.New("ginlimit: no Balance: build one with core.Limiter.Balance")
+	guard, err := cfg.guard()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = func(c *gin.Context, _ *core.BalanceDecision) { overloaded(c) }
+		cfg.DenyHandler = DefaultBalanceConfig().DenyHandler
 	}
+	reference := guard.Scope().Costs.Reference
 	return func(c *gin.Context) {
-		var user string
-		if cfg.User != nil {
-			user = cfg.User(c)
+		if cfg.Skipper != nil && cfg.Skipper(c) {
+			return
 		}
-		caller := cfg.Balance.Caller(c.Request, user)
+		caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
 		var d *core.BalanceDecision
 		if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-			d = cfg.Balance.Exempt(c.Request.Context(), caller)
+			d = guard.Exempt(c.Request.Context(), caller)
 		} else {
-			cost := int64(-1) // the scope's reference cost
+			cost := reference
 			if cfg.Cost != nil {
 				cost = cfg.Cost(c)
 			}
-			d = cfg.Balance.Decide(c.Request.Context(), caller, cost, c.Writer.Header())
+			d = guard.Charge(c.Request.Context(), caller, cost)
+			d.SetHeaders(c.Writer.Header())
 		}
 		c.Set(balanceKey{}, d)
 		if !d.Allowed {
@@ -97,8 +137,15 @@ func BalanceDecision(c *gin.Context) (*core.BalanceDecision, bool) {
 // Config.DenyHandler of a JSON-RPC route group.
 func DenyOverloaded(c *gin.Context, _ *core.Decision) { overloaded(c) }
 
+// denyOverloadedBalance is the default deny handler of [NewBalance].
+func denyOverloadedBalance(c *gin.Context, _ *core.BalanceDecision) { overloaded(c) }
+
+// overloadedBody is the text body of a request refused with 503, as the XRP
+// Ledger server's JSON-RPC API answers it.
+const overloadedBody = "Server is overloaded"
+
 func overloaded(c *gin.Context) {
 	c.Header("Content-Type", "text/plain; charset=utf-8")
-	c.String(http.StatusServiceUnavailable, core.OverloadedBody)
+	c.String(http.StatusServiceUnavailable, overloadedBody)
 	c.Abort()
 }

@@ -15,7 +15,13 @@ import (
 
 func TestBalanceSuite(t *testing.T) {
 	adaptertest.RunBalance(t, func(t *testing.T, o adaptertest.BalanceOptions) http.Handler {
-		cfg := ginlimit.BalanceConfig{Balance: o.Balance, User: func(c *gin.Context) string { return c.GetHeader(adaptertest.UserHeader) }}
+		cfg := ginlimit.BalanceConfig{Limiter: o.Limiter, Scope: o.Scope, User: func(c *gin.Context) string { return c.GetHeader(adaptertest.UserHeader) }}
+		if o.Key != nil {
+			cfg.Key = func(c *gin.Context) string { return o.Key(c.Request) }
+		}
+		if o.Skip != nil {
+			cfg.Skipper = func(c *gin.Context) bool { return o.Skip(c.Request) }
+		}
 		if o.Cost != nil {
 			cfg.Cost = func(c *gin.Context) int64 { return o.Cost(c.Request) }
 		}
@@ -45,5 +51,5 @@ func TestDenyOverloaded(t *testing.T) {
 	assert.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"))
 	assert.Equal(t, "Server is overloaded", w.Body.String())
 	_, err := ginlimit.NewBalance(ginlimit.BalanceConfig{})
-	assert.ErrorContains(t, err, "no Balance")
+	assert.ErrorContains(t, err, "no Limiter")
 }

@@ -2,12 +2,12 @@ package ginlimit
 
 import (
 	"net/http"
-	"net/http/httptest"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/discard"
 )
 
 // CheckClientIP returns the W612 warning of [checks.ClientIP] when the
@@ -18,7 +18,10 @@ import (
 // [checks.LogMessages].
 func CheckClientIP(engine *gin.Engine, lim *core.Limiter) []checks.Message {
 	return checks.ClientIP(lim, "Gin", func(r *http.Request) string {
-		c := gin.CreateTestContextOnly(httptest.NewRecorder(), engine)
+		// Gin builds a context bound to an engine, whose ClientIP reads the
+		// engine's proxy settings, only with CreateTestContextOnly; it serves
+		// nothing, and the context writes to a writer that keeps nothing.
+		c := gin.CreateTestContextOnly(&discard.ResponseWriter{}, engine)
 		c.Request = r
 		return c.ClientIP()
 	})

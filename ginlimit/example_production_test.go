@@ -34,10 +34,10 @@ func Example_routeCosts() {
 	}
 	r := gin.New()
 	api := r.Group("/api", ginlimit.Must(ginlimit.New(ginlimit.Config{
-		Limiter: lim,
-		Costs:   map[string]int64{"/api/export": 5}, // keyed by c.FullPath()
-		Key:     func(c *gin.Context) string { return c.GetHeader("X-Api-Key") },
-		Skipper: func(c *gin.Context) bool { return c.FullPath() == "/api/health" },
+		Limiter:    lim,
+		RouteCosts: map[string]int64{"/api/export": 5}, // keyed by c.FullPath()
+		Key:        func(c *gin.Context) string { return c.GetHeader("X-Api-Key") },
+		Skipper:    func(c *gin.Context) bool { return c.FullPath() == "/api/health" },
 	})))
 	api.GET("/records", func(c *gin.Context) { c.String(http.StatusOK, "records") })
 	api.GET("/export", func(c *gin.Context) { c.String(http.StatusOK, "export") })

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -93,7 +94,7 @@ func ExampleConfig_user() {
 	r := gin.New()
 	r.GET("/api/records", signIn, limit, func(c *gin.Context) {
 		d, _ := ginlimit.Decision(c)
-		c.String(http.StatusOK, "%s %s counted=%t", d.Caller.Kind(), d.Caller, d.Counted)
+		c.String(http.StatusOK, "%s %s checked=%t", d.Caller.Kind(), d.Caller, d.Checked)
 	})
 
 	for _, user := range []string{"", "alice", "root"} {
@@ -104,30 +105,49 @@ func ExampleConfig_user() {
 		fmt.Println(w.Code, w.Body)
 	}
 	// Output:
-	// 200 anon 192.0.2.1 counted=true
-	// 200 user alice counted=true
-	// 200 user root counted=false
+	// 200 anon 192.0.2.1 checked=true
+	// 200 user alice checked=true
+	// 200 user root checked=false
 }
 
 // The quick start of the README: one limiter for the process, the startup
 // checks in the log, and the middleware on the routes of the "api" scope.
 func ExampleNew() {
+	r, _ := quickStart()
+	log.Fatal(r.Run("127.0.0.1:8080"))
+}
+
+// quickStart is the README's Gin quick start: the engine of ExampleNew and
+// its limiter (TestQuickStartTrustsOnlyItsProxies checks them). Both read
+// the client's address from X-Forwarded-For only when a proxy of
+// 10.0.0.0/8 sends it: gin.Default trusts every proxy, so the engine is told
+// the same networks, and CheckClientIP (W612) would say if they differed.
+func quickStart() (*gin.Engine, *core.Limiter) {
+	proxies := []string{"10.0.0.0/8"} // your reverse proxies' networks
+	trusted, err := core.ParseNetworks(strings.Join(proxies, ","))
+	if err != nil {
+		log.Fatal(err)
+	}
 	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several
-		Rates:      map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
-		NumProxies: core.Proxies(1), // one reverse proxy in front of the app
+		Store:          memstore.New(memstore.Config{}), // one process; redisstore for several
+		Rates:          map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
+		TrustedProxies: trusted,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	checks.Log(context.Background(), slog.Default(), lim)
 	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, User: func(c *gin.Context) string { return c.GetString("user") }})
 	if err != nil {
 		log.Fatal(err)
 	}
 	r := gin.Default()
+	if err := r.SetTrustedProxies(proxies); err != nil { // Gin trusts every proxy by default
+		log.Fatal(err)
+	}
+	checks.Log(context.Background(), slog.Default(), lim)
+	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
 	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
-	log.Fatal(r.Run("127.0.0.1:8080"))
+	return r, lim
 }
 
 // Routes in two scopes: /api/records in "api", and /api/export in a scope
@@ -211,7 +231,7 @@ func ExampleConfig_exempt() {
 	api := r.Group("/api", signIn, limit)
 	api.GET("/records", func(c *gin.Context) {
 		d, _ := ginlimit.Decision(c)
-		c.String(http.StatusOK, "%s counted=%t", d.Caller, d.Counted)
+		c.String(http.StatusOK, "%s checked=%t", d.Caller, d.Checked)
 	})
 
 	for _, tc := range []struct{ user, addr string }{
@@ -225,10 +245,10 @@ func ExampleConfig_exempt() {
 		fmt.Println(w.Code, w.Body, w.Header().Get("RateLimit") != "")
 	}
 	// Output:
-	// 200 203.0.113.7 counted=true true
-	// 200 alice counted=true true
-	// 200 root counted=false false
-	// 200 10.1.2.3 counted=false false
+	// 200 203.0.113.7 checked=true true
+	// 200 alice checked=true true
+	// 200 root checked=false false
+	// 200 10.1.2.3 checked=false false
 }
 
 // Test a limited handler without waiting for a window: the limiter reads a

@@ -27,7 +27,7 @@ type userKey struct{}
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		r := gin.New()
-		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
+		cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, RouteCosts: o.RouteCosts, KeepDecision: !o.DropDecision}
 		if o.Key {
 			cfg.Key = func(c *gin.Context) string { return c.GetHeader(adaptertest.KeyHeader) }
 		}
@@ -90,7 +90,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "no limiter", cfg: ginlimit.Config{}, want: "no Limiter"},
 		{name: "unknown scope", cfg: ginlimit.Config{Limiter: lim, Scope: "nope"}, want: `unknown scope "nope"`},
 		{name: "negative cost", cfg: ginlimit.Config{Limiter: lim, Cost: -1}, want: "cost -1"},
-		{name: "route cost below 1", cfg: ginlimit.Config{Limiter: lim, Costs: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
+		{name: "route cost below 1", cfg: ginlimit.Config{Limiter: lim, RouteCosts: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,8 +32,7 @@ func Example() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
-	guard, _ := lim.Guard("api", 1)
-	guard.Decide(context.Background(), core.Caller{User: "alice"}, http.Header{})
+	_, _ = lim.Allow(context.Background(), "api", core.Caller{User: "alice"})
 
 	families, _ := reg.Gather()
 	for _, f := range families {

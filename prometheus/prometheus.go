@@ -104,7 +104,7 @@ func New(cfg Config) *Collector {
 			Help: "Time taken by rate limit decisions that asked the store, store call included, by scope.",
 		}, []string{"scope"}),
 		failures:      desc("store_failures_total", "Decisions that failed open because the store returned an error."),
-		evictions:     desc("store_evictions_total", "Entries the memory store evicted because a shard was full of live entries."),
+		evictions:     desc("store_evictions_total", "Live entries the memory store evicted because the whole store was full (memstore.Config.MaxEntries)."),
 		calls:         desc("redis_calls_total", "Decisions sent to Redis."),
 		trips:         desc("redis_round_trips_total", "Pipelines or lone commands that carried the Redis calls."),
 		redisFailures: desc("redis_failures_total", "Redis calls that failed."),

@@ -90,13 +90,17 @@ func TestScrape(t *testing.T) {
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
 	clock := storetest.NewClock(storetest.Start)
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store: store,
 		Scopes: []core.Scope{
 			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
 			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 		},
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
 		NumProxies: core.Proxies(0),
 		Now:        clock.Now,
 		Logger:     slog.New(slog.DiscardHandler),
@@ -119,20 +123,21 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	anon := core.Caller{}
 	h := http.Header{}
+	var d core.Decision
 	for range 3 {
-		api.Decide(ctx, anon, h) // 2 allowed, 1 denied
+		api.DecideInto(ctx, &d, anon, "", h) // 2 allowed, 1 denied
 	}
-	api.Decide(ctx, core.Caller{User: "alice"}, h)
-	api.Exempt(ctx, core.Caller{User: "admin"})
+	api.DecideInto(ctx, &d, core.Caller{User: "alice"}, "", h)
+	api.ExemptInto(ctx, &d, core.Caller{User: "admin"}, "")
 	for range 3 {
-		shadow.Decide(ctx, anon, h) // 1 allowed, 2 shadow
+		shadow.DecideInto(ctx, &d, anon, "", h) // 1 allowed, 2 shadow
 	}
 	_, err = down.Allow(ctx, "api", anon) // failed open
 	require.NoError(t, err)
 	_, err = lim.AllowN(ctx, "api", core.Caller{User: "bob"}, 3)
 	require.NoError(t, err)
 
-	ws, err := lim.Balance("ws")
+	ws, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
 	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
 	ws.Charge(ctx, anon, 20)     // dropped
@@ -168,6 +173,9 @@ func TestScrape(t *testing.T) {
 	evictions, ok := value(families, "ratescope_store_evictions_total", nil)
 	assert.True(t, ok)
 	assert.Zero(t, evictions)
+	// MaxEntries bounds the whole store since issue 10; the help text said
+	// a shard was full until issue 18.
+	assert.Contains(t, families["ratescope_store_evictions_total"].GetHelp(), "the whole store was full")
 	_, ok = value(families, "ratescope_redis_calls_total", nil)
 	assert.False(t, ok, "no Redis store watched")
 

@@ -20,24 +20,24 @@ import (
 // second reply carries "warning":"load" and the third message closes the
 // connection with 1008, "threshold exceeded".
 func Example() {
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
 		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	bal, err := lim.Balance("ws")
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := ws.Accept(w, r, bal.Caller(r, ""), false)
+		conn, err := ws.Accept(w, r, lim.Caller(r, "", ""), false)
 		if err != nil {
 			return
 		}
@@ -46,7 +46,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), bal.Scope().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), ws.Scope().Costs.Heavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}

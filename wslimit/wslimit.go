@@ -39,42 +39,67 @@ import (
 // connection: 1008, policy violation.
 const ClosePolicyViolation = websocket.StatusPolicyViolation
 
+// closeReason is the reason of the close that ends a dropped caller's
+// connection, as the XRP Ledger server (rippled) gives it.
+const closeReason = "threshold exceeded"
+
 // ErrDropped is the error [Conn.Charge] and [Conn.Push] return once the
 // caller is dropped and the connection closed. Test for it with errors.Is.
-var ErrDropped = errors.New("wslimit: caller dropped: " + core.CloseReason)
+var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
 // Config configures a [Server]. Zero fields take the defaults stated on
 // each.
 type Config struct {
-	// Balance charges the messages: the balance scope of the WebSocket
-	// API, from [core.Limiter.Balance]. Required.
-	Balance *core.Balance
+	// Limiter charges the messages. Required.
+	Limiter *core.Limiter
+
+	// Scope is the balance scope of the WebSocket API, one of the
+	// limiter's Config.Balances. Required: balance scopes have no default.
+	Scope string
+
 	// AcceptOptions are passed to websocket.Accept: origins, subprotocols,
 	// compression. Default: nil, the library's defaults (same origin only).
 	AcceptOptions *websocket.AcceptOptions
 }
 
-// Validate reports the problem with c, if any: a missing Balance.
+// Validate reports the problem with c, if any: a missing Limiter, or a
+// Scope that is no balance scope of it.
 func (c Config) Validate() error {
-	if c.Balance == nil {
-		return errors.New("wslimit: no Balance: build one with core.Limiter.Balance")
+	_, err := c.guard()
+	return err
+}
+
+// guard returns the [core.BalanceGuard] that charges the messages.
+func (c Config) guard() (*core.BalanceGuard, error) {
+	if c.Limiter == nil {
+		return nil, errors.New("wslimit: no Limiter: build one with core.New")
 	}
-	return nil
+	g, err := c.Limiter.BalanceGuard(c.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("wslimit: %w", err)
+	}
+	return g, nil
 }
 
 // A Server accepts WebSocket connections whose messages are charged to a
 // balance scope. It is safe for concurrent use. Build it with [New].
 type Server struct {
-	cfg Config
+	cfg   Config
+	guard *core.BalanceGuard
 }
 
 // New returns a Server for cfg, or the error of [Config.Validate].
 func New(cfg Config) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	g, err := cfg.guard()
+	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg}, nil
+	return &Server{cfg: cfg, guard: g}, nil
 }
+
+// Scope returns the balance scope, defaults applied: its name, policy and
+// cost classes.
+func (s *Server) Scope() core.BalanceScope { return s.guard.Scope() }
 
 // Accept upgrades the request to a WebSocket connection of caller; an
 // exempt caller (an administrator, by the same predicate as the window
@@ -85,7 +110,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 	if err != nil {
 		return nil, fmt.Errorf("wslimit: accept: %w", err)
 	}
-	return &Conn{ws: ws, balance: s.cfg.Balance, caller: caller, exempt: exempt}, nil
+	return &Conn{ws: ws, balance: s.guard, caller: caller, exempt: exempt}, nil
 }
 
 // A Conn is one caller's WebSocket connection. Read from one goroutine at
@@ -93,7 +118,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 // and with each other.
 type Conn struct {
 	ws      *websocket.Conn
-	balance *core.Balance
+	balance *core.BalanceGuard
 	caller  core.Caller
 	exempt  bool
 }
@@ -112,12 +137,14 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	return msg, err
 }
 
-// Charge charges a message of the given cost to the caller's balance (a
-// negative cost is the scope's Costs.Reference, as for [core.Balance.Charge])
-// and returns the decision: add "warning":"load" to the reply when d.Load
+// Charge charges a message of the given cost to the caller's balance, as
+// [core.BalanceGuard.Charge] does (a cost of 0 charges nothing but still
+// refuses a dropped caller; the scope's cost classes name the usual costs,
+// Server.Scope().Costs), and returns the decision: add "warning":"load" to the reply when d.Load
 // ([core.WarnJSON]). When the caller is dropped, Charge closes the
 // connection with code 1008 and reason "threshold exceeded" and returns
-// [ErrDropped]; the drop is logged once, by the limiter. A store failure
+// [ErrDropped]; the limiter logged the drop once, when the caller became
+// dropped (see [core.BalanceGuard.Charge]). A store failure
 // allows the message (fail open).
 func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
 	if c.exempt {
@@ -125,7 +152,7 @@ func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, e
 	}
 	d := c.balance.Charge(ctx, c.caller, cost)
 	if !d.Allowed {
-		_ = c.ws.Close(ClosePolicyViolation, core.CloseReason)
+		_ = c.ws.Close(ClosePolicyViolation, closeReason)
 		return d, ErrDropped
 	}
 	return d, nil
@@ -141,14 +168,13 @@ func (c *Conn) WriteJSON(ctx context.Context, v any) error {
 }
 
 // Push writes a message the server sends on its own (a subscription's
-// update, a path search's follow-up) after charging its cost, as rippled
-// charges follow-up messages: a cost of 0 charges nothing. A dropped
-// caller is sent nothing: the connection is closed as for [Conn.Charge].
+// update, a path search's follow-up) after charging its cost as
+// [Conn.Charge] does, as rippled charges follow-up messages. A dropped
+// caller is sent nothing: the connection is closed as for Conn.Charge. A
+// message that is never charged is written with [Conn.WriteJSON].
 func (c *Conn) Push(ctx context.Context, cost int64, v any) error {
-	if cost > 0 {
-		if _, err := c.Charge(ctx, cost); err != nil {
-			return err
-		}
+	if _, err := c.Charge(ctx, cost); err != nil {
+		return err
 	}
 	return c.WriteJSON(ctx, v)
 }

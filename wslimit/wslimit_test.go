@@ -53,13 +53,11 @@ func echoServer(t *testing.T, logs *syncBuffer) string {
 		Balances: []core.BalanceScope{{Name: "ws"}},
 	})
 	require.NoError(t, err)
-	bal, err := lim.Balance("ws")
-	require.NoError(t, err)
-	ws, err := wslimit.New(wslimit.Config{Balance: bal})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
-		caller := bal.Caller(r, user)
+		caller := lim.Caller(r, "", user)
 		conn, err := ws.Accept(w, r, caller, user == "root")
 		if err != nil {
 			return
@@ -156,7 +154,7 @@ func TestWarnThenDrop(t *testing.T) {
 	_, err = send(t, c, "20")
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, websocket.StatusPolicyViolation, ce.Code)
-	assert.Equal(t, 2, strings.Count(logs.String(), "Consumer entry alice dropped"), "one line per drop")
+	assert.Equal(t, 1, strings.Count(logs.String(), "Consumer entry alice dropped"), "logged when alice became dropped, not on every refusal")
 
 	// Others are not affected.
 	r, err := send(t, dial(t, url, "bob"), "20")
@@ -198,5 +196,5 @@ func TestExemptNeverDropped(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	_, err := wslimit.New(wslimit.Config{})
-	assert.ErrorContains(t, err, "no Balance")
+	assert.ErrorContains(t, err, "no Limiter")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/internal/balance"
+	"github.com/ratescope/ratescope/internal/storekey"
 )
 
 // balanceKey names the balances of one balance scope. Window tells them
@@ -51,11 +52,12 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	}
 	p := policy(req.Policy)
 	now := max(req.Now.UnixNano(), 0)
+	advance(&s.latestBalance, now)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
-		o = t.users.charge(s, core.UserKey(req.Caller.User), p, req.Cost, now)
+		o = t.users.charge(s, storekey.User(req.Caller.User), p, req.Cost, now)
 	} else {
-		o = t.anons.charge(s, req.Caller.Key16(), p, req.Cost, now)
+		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
 	}
 	return core.BalanceResult{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
 }

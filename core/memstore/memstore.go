@@ -11,15 +11,18 @@
 // counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
 // bytes for a minute and a day limit), found through a map keyed by the
 // IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id (its
-// 71-byte digest for an id above 64 bytes, [core.UserKey], so that no id
-// makes a large entry). With a
+// 71-byte digest for an id above 64 bytes, so that no id makes a large
+// entry). With a
 // minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
 // B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
 // once all its windows are empty, one longest period after its last
 // admitted request; a background sweep, every
 // Config.SweepInterval, removes such entries and gives the memory of a map
 // that emptied back to the runtime, so memory returns to where it started
-// once callers go quiet.
+// once callers go quiet. The sweep reads the requests' clock: an entry has
+// expired when the latest request the store decided is a longest period
+// after it (see Config.Now), so a limiter on a clock of its own never loses
+// live counts to the sweep.
 //
 // # A bound for the whole store
 //
@@ -79,6 +82,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/storekey"
 	"github.com/ratescope/ratescope/internal/window"
 )
 
@@ -92,8 +96,13 @@ type Config struct {
 	// entries. Default: one minute. A negative value disables the
 	// background sweep; call [Store.Sweep] yourself.
 	SweepInterval time.Duration
-	// Now is the clock of the background sweep. Default: time.Now. Take
-	// uses the time in each request, not this clock.
+	// Now, when set, is the clock of the background sweep; give it the
+	// clock of the requests (core.Config.Now). Default: nil, the sweep
+	// follows the requests' own clock: it drops what has expired at the
+	// time of the latest request the store decided, so that the one clock
+	// that rules the counts also rules their expiry, whatever clock the
+	// limiter reads (a fake one, or one of its own). Take always uses the
+	// time in each request.
 	Now func() time.Time
 }
 
@@ -115,11 +124,17 @@ type Store struct {
 	balances   sync.Map  // balanceKey -> *balanceTable (balance.go)
 	perShard   int       // the entries of one shard of a balance table, at most
 	last       atomic.Pointer[keyedTable]
-	mu         sync.Mutex
-	evictions  atomic.Int64
-	stop       chan struct{}
-	done       chan struct{}
-	closeOnce  sync.Once
+	// latest and latestBalance are the time of the latest request decided,
+	// of windows (as Store.nanos reads it) and of balances (Unix
+	// nanoseconds), to within a second: the background sweep's time when
+	// Config.Now is nil.
+	latest        atomic.Int64
+	latestBalance atomic.Int64
+	mu            sync.Mutex
+	evictions     atomic.Int64
+	stop          chan struct{}
+	done          chan struct{}
+	closeOnce     sync.Once
 }
 
 // tableKey names the table of one scope and kind of caller. Periods tells
@@ -194,9 +209,6 @@ func New(cfg Config) *Store {
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = time.Minute
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	base := time.Now()
 	s := &Store{
 		maxEntries: int64(cfg.MaxEntries),
@@ -224,7 +236,11 @@ func (s *Store) sweepEvery(d time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.Sweep(s.now())
+			if s.now != nil {
+				s.Sweep(s.now())
+			} else {
+				s.sweepAt(s.latest.Load(), s.latestBalance.Load())
+			}
 		}
 	}
 }
@@ -253,7 +269,26 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 		kt = s.table(key, len(req.Limits))
 		s.last.Store(kt)
 	}
-	return kt.table.decide(req, s.nanos(req.Now)), nil
+	return kt.table.decide(req, s.seen(s.nanos(req.Now))), nil
+}
+
+// seen records now, a request's time as Store.nanos reads it, as the
+// latest when it is a second or more after the latest recorded, and
+// returns it. A request costs one atomic load; the latest is written about
+// once a second, so that cores do not contend for it.
+func (s *Store) seen(now int64) int64 {
+	advance(&s.latest, now)
+	return now
+}
+
+// advance sets latest to now when now is a second or more after it.
+func advance(latest *atomic.Int64, now int64) {
+	for {
+		old := latest.Load()
+		if now < old+int64(time.Second) || latest.CompareAndSwap(old, now) {
+			return
+		}
+	}
 }
 
 // ForScope implements [core.ScopedStore]: it returns the Store of the table
@@ -387,7 +422,7 @@ func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	seed := maphash.MakeSeed()
 	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
-		func(c core.Caller) string { return core.UserKey(c.User) })
+		func(c core.Caller) string { return storekey.User(c.User) })
 	return &keyedTable{key: key, table: t}
 }
 
@@ -415,7 +450,7 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
-			func(c core.Caller) [16]byte { return c.Key16() }),
+			func(c core.Caller) [16]byte { return storekey.Addr16(c) }),
 	}
 	return &keyedTable{key: key, table: a}
 }
@@ -470,12 +505,18 @@ func mix(x uint64) uint64 {
 // balances that read zero, and returns how many it dropped. A shard whose map has shrunk well below the size it grew
 // to is copied into a smaller map, so that its memory is given back.
 func (s *Store) Sweep(now time.Time) int {
+	return s.sweepAt(s.nanos(now), now.UnixNano())
+}
+
+// sweepAt drops the window entries expired at now (as Store.nanos reads
+// it) and the balances zero at balanceNow (Unix nanoseconds).
+func (s *Store) sweepAt(now, balanceNow int64) int {
 	n := 0
 	s.tables.Range(func(_, v any) bool {
-		n += v.(*keyedTable).table.sweep(s.nanos(now))
+		n += v.(*keyedTable).table.sweep(now)
 		return true
 	})
-	return n + s.sweepBalances(now.UnixNano())
+	return n + s.sweepBalances(balanceNow)
 }
 
 // Len returns the number of entries the store holds.

@@ -104,6 +104,38 @@ func TestBackgroundSweep(t *testing.T) {
 	assert.False(t, s.Shared())
 }
 
+// TestSweepFollowsTheRequestsClock runs the background sweep beside
+// requests on a fake clock, years before the system clock: the sweep drops
+// what has expired on the requests' clock and nothing else. Before issue
+// 18 it read time.Now, found every entry years old, and set a refused
+// caller free.
+func TestSweepFollowsTheRequestsClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	s := memstore.New(memstore.Config{SweepInterval: time.Millisecond})
+	t.Cleanup(func() { _ = s.Close() })
+	takeIn := func(scope string, limit core.Rate, c core.Caller) core.Result {
+		res, err := s.Take(ctx, core.Request{Scope: scope, Caller: c, Limits: []core.Rate{limit}, Cost: 1, Now: clock.Now()})
+		require.NoError(t, err)
+		return res
+	}
+	perHour := core.Rate{Limit: 1, Period: time.Hour}
+	blocked, gone, later := nthCaller(1), nthCaller(2), nthCaller(3)
+	require.True(t, takeIn("hour", perHour, blocked).Allowed)
+	require.False(t, takeIn("hour", perHour, blocked).Allowed, "blocked for an hour")
+	require.True(t, takeIn("minute", core.PerMinute(1), gone).Allowed)
+
+	clock.Advance(2 * time.Minute)
+	require.True(t, takeIn("minute", core.PerMinute(1), later).Allowed)
+	// gone's window is empty at the latest request's time: the sweep
+	// drops it, and keeps the others.
+	require.Eventually(t, func() bool { return s.Len() == 2 }, 5*time.Second, time.Millisecond, "the sweep drops what expired on the requests' clock")
+	res := takeIn("hour", perHour, blocked)
+	assert.False(t, res.Allowed, "the blocked caller stays blocked")
+	assert.Equal(t, 58*time.Minute, res.Limits[0].RetryAfter)
+}
+
 // BenchmarkTake measures a decision with a minute and a day limit, through
 // the Store ("Take") and through the Store that ForScope gives, as a
 // core.Limiter decides ("ForScope").

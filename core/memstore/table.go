@@ -157,7 +157,7 @@ func (t *genericTable[K, T, W]) Take(ctx context.Context, req core.Request) (cor
 		return t.store.Take(ctx, req)
 	}
 	var res core.Result
-	t.take(&req, t.store.nanos(req.Now), &res)
+	t.take(&req, t.store.seen(t.store.nanos(req.Now)), &res)
 	return res, nil
 }
 

@@ -32,10 +32,7 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 	if err := ctx.Err(); err != nil {
 		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
-	now := int64(-1) // the server's clock, as for windows (Config.RequestClock)
-	if s.clock {
-		now = max(req.Now.UnixMicro(), 0)
-	}
+	now := s.scriptNow(req.Now)
 	key := balanceKey(s.prefix, &req)
 	nd := s.nodes.forKey(ctx, key)
 	if err := s.admit(nd); err != nil {

@@ -14,7 +14,7 @@ import "github.com/redis/go-redis/v9"
 // to live: the sum is zero 4*window+1 seconds after its last step, and so
 // is the key gone.
 //
-// ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME), cost, window (s), warn, warning
+// ARGV: now (µs since the Unix epoch, or serverClock to read the server's TIME), cost, window (s), warn, warning
 // cost, least time between charged warnings (µs), drop, drop cost.
 //
 // It returns {dropped, warned, warning charged (1 or 0), balance before,

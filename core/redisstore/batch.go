@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
 )
 
 // call is one decision on its way to Redis: the EVALSHA command, built in
@@ -31,7 +30,7 @@ type call struct {
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs, or -1 for the server's clock),
+	// nums are the script's ARGV: now (µs, or serverClock),
 	// cost, then a period (µs), a limit and a unit of Prev (µs) per window (see balance.go for the balance script's).
 	nums [numArgs]int64
 	// script is the script the command runs, lua its source for EVAL.
@@ -46,24 +45,6 @@ type call struct {
 	done chan struct{} // capacity 1: the sender never blocks on it
 }
 
-// newCall returns a call from callPool for the script with req's arguments.
-func newCall(key string, now int64, req *core.Request) *call {
-	c := callPool.Get().(*call)
-	c.key, c.script, c.lua = key, takeScript, takeLua
-	c.nums[0], c.nums[1] = now, req.Cost
-	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
-	n := 2
-	for _, r := range req.Limits {
-		c.nums[n], c.nums[n+1], c.nums[n+2] = int64(r.Period/time.Microsecond), r.Limit, window.ShapeOf(r.Period).Unit/int64(time.Microsecond)
-		n += 3
-	}
-	for i := range n {
-		c.args[4+i] = &c.nums[i]
-	}
-	c.n = 4 + n
-	return c
-}
-
 // release returns c to callPool, unless it is lost. Only the Take that
 // received from c.done may call it.
 func (c *call) release() {
@@ -76,9 +57,6 @@ func (c *call) release() {
 
 // numArgs is the most ARGV the script takes.
 const numArgs = 2 + 3*core.MaxLimits
-
-// takeSHA is takeScript's SHA-1, read once.
-var takeSHA = takeScript.Hash()
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
 

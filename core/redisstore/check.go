@@ -56,12 +56,12 @@ const checkTimeout = 2 * time.Second
 //
 // A server that does not answer CONFIG GET (a managed Redis may refuse it)
 // is left out. CheckStore waits at most two seconds, or until ctx ends.
-func (s *Store) CheckStore(ctx context.Context) []core.StoreWarning {
+func (s *Store) CheckStore(ctx context.Context) []core.StoreProblem {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	var out []core.StoreWarning
+	var out []core.StoreProblem
 	if !contextTimeouts(s.client) {
-		out = append(out, core.StoreWarning{
+		out = append(out, core.StoreProblem{
 			ID:   IDNoContextTimeouts,
 			Text: fmt.Sprintf("the Redis client (%T) was built without ContextTimeoutEnabled: its socket reads and writes ignore the store's Timeout (%s).", s.client, s.timeout),
 			Hint: "Decisions still fail open after Timeout, but each command the store gave up on keeps a connection busy until the client's ReadTimeout (3s by default), and a stalled Redis can use up the pool. Build the client with ContextTimeoutEnabled: true.",
@@ -114,21 +114,21 @@ func (s *Store) CheckStore(ctx context.Context) []core.StoreWarning {
 	}
 	slices.Sort(policies)
 	for _, p := range policies {
-		out = append(out, core.StoreWarning{
+		out = append(out, core.StoreProblem{
 			ID:   IDEvictsCounts,
 			Text: fmt.Sprintf("Redis (%s) has a memory limit and maxmemory-policy %s: when it is full it evicts keys, and a caller whose count is evicted gets its whole allowance again.", nodeList(evicts[p]), p),
 			Hint: "Every ratescope key has a time to live, so volatile-* policies evict them too. Give the counts a Redis (or a memory limit) large enough that it never fills (about 280 bytes per caller and scope with a minute and a day limit), or maxmemory 0; watch evicted_keys in INFO stats.",
 		})
 	}
 	if rejects != nil {
-		out = append(out, core.StoreWarning{
+		out = append(out, core.StoreProblem{
 			ID:   IDRejectsWhenFull,
 			Text: fmt.Sprintf("Redis (%s) has a memory limit and maxmemory-policy noeviction: when it is full it refuses writes, and every decision fails open (allowed, not counted).", nodeList(rejects)),
 			Hint: "Give the counts a Redis (or a memory limit) large enough that it never fills (about 280 bytes per caller and scope with a minute and a day limit), and alert on used_memory near maxmemory.",
 		})
 	}
 	if coverage != nil {
-		out = append(out, core.StoreWarning{
+		out = append(out, core.StoreProblem{
 			ID:   IDFullCoverage,
 			Text: fmt.Sprintf("the Redis Cluster (%s) requires full coverage: when one master fails, the others refuse every command, and no caller is counted.", nodeList(coverage)),
 			Hint: "Set cluster-require-full-coverage no, so that a failed master stops only the callers whose keys live on it, or give every master a replica that takes over.",

@@ -13,7 +13,7 @@ import (
 	"github.com/ratescope/ratescope/internal/redistest"
 )
 
-func warningIDs(ws []core.StoreWarning) []string {
+func warningIDs(ws []core.StoreProblem) []string {
 	var out []string
 	for _, w := range ws {
 		out = append(out, w.ID)

@@ -11,18 +11,21 @@
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS      e.g. ratescope:api:{ualice}:60s,86400s
 //
-// ID is "a" and 32 hex digits (the caller's [core.Caller.Key16]) for an
-// anonymous caller, or "u" and the user id for a signed-in one
-// ([core.UserKey]: an id above 64 bytes is written as "sha256:" and its
-// digest, so a key is small whatever the id), with '%', '{' and '}' written
+// ID is "a" and 32 hex digits (the caller's network, an IPv4 address in its
+// IPv4-mapped IPv6 form) for an anonymous caller, or "u" and the user id
+// for a signed-in one (an id above 64 bytes is written as "sha256:" and
+// its digest, so a key is small whatever the id), with '%', '{' and '}' written
 // %25, %7B and %7D, in the scope too. The escaping is
 // one-to-one and leaves no brace, so no user id can collide with another id,
 // with an address, or end the hash tag early. PERIODS lists the periods of
 // the limits in order: limiters that enforce other periods keep other
 // counts, as in memstore. The value packs the time of the last admitted
 // request and, per limit, the sum of its counters, a 2-byte time (the
-// Prev of ADR 0001) and 21 counters of 2 bytes (4 for a limit above
-// 65,535): 104 bytes for a minute and a day limit.
+// Prev of ADR 0001), a byte that says which limits have counters of 4
+// bytes, and 21 counters of 2 bytes (4 for a limit above 65,535, or when
+// another version of the service with such a limit wrote them): 105 bytes
+// for a minute and a day limit. Limiters whose limits differ only in
+// their numbers share the count, whatever the widths they need.
 // PREFIX (default "ratescope:") lets several applications share one Redis.
 //
 // A caller's decaying balance ([core.BalanceStore]) lives under the same

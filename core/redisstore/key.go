@@ -2,21 +2,19 @@ package redisstore
 
 import (
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/internal/storekey"
 )
 
 // appendKey appends the key of req's counts:
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
-// where ID is "a" and the 32 hex digits of Caller.Key16 for an anonymous
-// caller, or "u" and the escaped [core.UserKey] of the user id for a
+// where ID is "a" and the 32 hex digits of storekey.Addr16 for an anonymous
+// caller, or "u" and the escaped storekey.User of the user id for a
 // signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
 // lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
 // escaped so that neither holds a brace: the first "{" of the key is the one
@@ -27,9 +25,9 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 	b = append(b, ":{"...)
 	if req.Caller.Kind() == core.User {
 		b = append(b, 'u')
-		b = appendEscaped(b, core.UserKey(req.Caller.User))
+		b = appendEscaped(b, storekey.User(req.Caller.User))
 	} else {
-		k := req.Caller.Key16()
+		k := storekey.Addr16(req.Caller)
 		b = append(b, 'a')
 		b = hex.AppendEncode(b, k[:])
 	}
@@ -65,26 +63,4 @@ func appendEscaped(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.MaxLimits)
-
-var errCost = errors.New("redisstore: request cost must be at least 1")
-
-// checkRequest rejects what the script cannot count: it needs periods of a
-// whole number of buckets of whole microseconds, as every valid core.Rate
-// has.
-func checkRequest(req *core.Request) error {
-	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
-		return errNoLimits
-	}
-	if req.Cost < 1 {
-		return errCost
-	}
-	for _, r := range req.Limits {
-		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
-			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
-		}
-	}
-	return nil
 }

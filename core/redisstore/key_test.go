@@ -11,6 +11,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/storekey"
 )
 
 // TestLongUserIDs counts user ids of up to 1 MiB: each key stays small (a
@@ -30,7 +31,7 @@ func TestLongUserIDs(t *testing.T) {
 		huge[:len(huge)-1] + "y",
 		strings.Repeat("a", 65),
 		strings.Repeat("a", 64),
-		core.UserKey(strings.Repeat("a", 65)), // the digest form, sent as an id
+		storekey.User(strings.Repeat("a", 65)), // the digest form, sent as an id
 	}
 	limits := []core.Rate{core.PerMinute(1)}
 	for _, id := range ids {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/ratescope/ratescope/core"
 )
 
 // Config configures a [Store]. Zero fields take the defaults stated on each;
@@ -146,22 +144,22 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("redisstore: no Client: pass a redis.UniversalClient"))
 	}
 	if strings.ContainsAny(c.Prefix, "{}") {
-		errs = append(errs, fmt.Errorf("redisstore: Prefix %q: must not contain '{' or '}'", c.Prefix))
+		errs = append(errs, fmt.Errorf("redisstore: Prefix %q: must not contain '{' or '}', which would move the hash tag; use other characters, such as ':'", c.Prefix))
 	}
 	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: Timeout %s: must not be negative", c.Timeout))
+		errs = append(errs, fmt.Errorf("redisstore: Timeout %s: must not be negative; leave it 0 for the default", c.Timeout))
 	}
 	if c.MaxBatch < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative", c.MaxBatch))
+		errs = append(errs, fmt.Errorf("redisstore: MaxBatch %d: must not be negative; leave it 0 for the default", c.MaxBatch))
 	}
 	if c.MaxQueue < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: MaxQueue %d: must not be negative", c.MaxQueue))
+		errs = append(errs, fmt.Errorf("redisstore: MaxQueue %d: must not be negative; leave it 0 for the default", c.MaxQueue))
 	}
 	if c.BreakerFailures < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative", c.BreakerFailures))
+		errs = append(errs, fmt.Errorf("redisstore: BreakerFailures %d: must not be negative; leave it 0 for the default", c.BreakerFailures))
 	}
 	if c.BreakerBackoff < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: BreakerBackoff %s: must not be negative", c.BreakerBackoff))
+		errs = append(errs, fmt.Errorf("redisstore: BreakerBackoff %s: must not be negative; leave it 0 for the default", c.BreakerBackoff))
 	}
 	return errors.Join(errs...)
 }
@@ -244,68 +242,19 @@ func contextTimeouts(c redis.UniversalClient) bool {
 	return true
 }
 
-// Take implements [core.Store] with one EVALSHA command, sent in a round trip
-// that may carry the decisions of other concurrent Takes (see the package
-// documentation). It returns [ErrUnavailable] while the breaker of the
-// caller's node is open, a wrapped Redis or context error if the node stops
-// answering (see Config.Timeout) or ctx ends first (Redis may then have
-// counted the request all the same), and
-// an error for a request no [core.Limiter] builds (no limits, more than
-// [core.MaxLimits], a cost below 1, a period that is not a positive multiple
-// of 20µs).
-func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	if err := checkRequest(&req); err != nil {
-		return core.Result{}, err
-	}
-	now := max(req.Now.UnixMicro(), 0)
-	var buf [128]byte
-	key := string(appendKey(buf[:0], s.prefix, &req))
+// serverClock is the time sent to a script to have it read the Redis
+// server's clock (TIME) instead: the default, unless Config.RequestClock.
+// The scripts read any negative time so.
+const serverClock = -1
 
-	// While the breaker of the caller's node is open the store fails
-	// open, and so does the cache: it answers only while Redis is thought
-	// to answer too.
-	nd := s.nodes.forKey(ctx, key)
-	var ck cacheKey
-	if s.cache != nil && nd.breaker.closed() {
-		ck.key = key
-		for i, r := range req.Limits {
-			ck.limits[i] = r.Limit
-		}
-		if res, ok := s.cache.lookup(&ck, now, req.Cost); ok {
-			s.stats.cacheHits.Add(1)
-			return res, nil
-		}
-	}
-
-	if err := ctx.Err(); err != nil {
-		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
-	}
-	if err := s.admit(nd); err != nil {
-		return core.Result{}, err
-	}
-	at := int64(-1) // the script reads the server's clock
+// scriptNow returns the time to send a script for a request at now: its
+// microseconds since the Unix epoch with Config.RequestClock, and
+// [serverClock] otherwise.
+func (s *Store) scriptNow(now time.Time) int64 {
 	if s.clock {
-		at = now
+		return max(now.UnixMicro(), 0)
 	}
-	var out [2 + 3*core.MaxLimits]int64
-	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
-		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
-	}
-
-	res := core.Result{Allowed: out[0] == 1}
-	for i, r := range req.Limits {
-		v := out[1+3*i:]
-		res.Limits[i] = core.LimitStatus{
-			Rate:       r,
-			Remaining:  v[0],
-			Reset:      time.Duration(v[1]) * time.Microsecond,
-			RetryAfter: time.Duration(v[2]) * time.Microsecond,
-		}
-	}
-	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
-		s.cache.remember(&ck, now, req.Cost, one, &res)
-	}
-	return res, nil
+	return serverClock
 }
 
 // admit returns ErrUnavailable while the breaker of node nd is open, and

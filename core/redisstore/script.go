@@ -9,10 +9,16 @@ import "github.com/redis/go-redis/v9"
 // KEYS[1] is the caller's key. Its value packs, little-endian, a header:
 // the time of the last admitted request (a double: microseconds since the
 // Unix epoch, exact below 2^53) and, for each window, the sum of its
-// counters (4 bytes) and its Prev (2 bytes, see window.Counts); then, for
-// each window, its 21 counters (counter j holds bucket number mod 21), 2
-// bytes each for a limit up to 65,535 and 4 bytes above: 8 + 48 bytes a
-// limit. It is read with one GET and written whole with one SET, which
+// counters (4 bytes) and its Prev (2 bytes, see window.Counts), and one
+// byte whose bit i says that window i's counters are 4 bytes wide; then,
+// for each window, its 21 counters (counter j holds bucket number mod 21),
+// 2 bytes each for a limit up to 65,535 and 4 bytes above: 9 + 48 bytes
+// for one limit, 48 more a limit. The widths are in the value, not
+// inferred from the limits, so that a version of the service whose limit
+// needs the other width (a rolling deploy moving a limit across 65,535)
+// reads the same counts: narrow counters are widened when a limit needs
+// it, and wide ones stay wide until the key expires. It is read with one
+// GET and written whole with one SET, which
 // also sets the time to live. The script reads only the header and the
 // counters it needs, so that a decision costs about as much whatever the
 // number of buckets. A refused request writes nothing, unless the clock
@@ -66,14 +72,14 @@ local n = (#ARGV - 2) / 3
 -- now, the time Prev stands for (-1 if none), the bucket of that time.
 local W = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-local size, longest = 8 + 6 * n, 0
-local hfmt = '<dI4I2'
+local hsize, longest = 9 + 6 * n, 0
+local hfmt = '<dI4I2B'
 if n == 2 then
-	hfmt = '<dI4I2I4I2'
+	hfmt = '<dI4I2I4I2B'
 elseif n == 3 then
-	hfmt = '<dI4I2I4I2I4I2'
+	hfmt = '<dI4I2I4I2I4I2B'
 elseif n == 4 then
-	hfmt = '<dI4I2I4I2I4I2I4I2'
+	hfmt = '<dI4I2I4I2I4I2I4I2B'
 end
 for i = 0, n - 1 do
 	local k = 10 * i
@@ -84,35 +90,75 @@ for i = 0, n - 1 do
 	else
 		W[k + 5], W[k + 6] = '<I4', 4
 	end
-	size = size + SLOTS * W[k + 6]
 	if period > longest then
 		longest = period
 	end
 end
 
 -- h holds the header: h[1] the last admitted request, h[2*i + 2] the sum
--- of window i's counters, h[2*i + 3] its Prev; blocks[i + 1] its counters,
--- a string of which the script reads and changes only what it needs.
+-- of window i's counters, h[2*i + 3] its Prev, h[2*n + 2] the widths of
+-- the counters (bit i set: window i's are 4 bytes); blocks[i + 1] its
+-- counters, a string of which the script reads and changes only what it
+-- needs.
 local h, blocks = nil, {'', '', '', ''}
 local stored = redis.call('GET', KEYS[1])
-if stored and #stored == size then
+if stored and #stored > hsize then
 	h = {get(hfmt, stored)}
-	h[#h] = nil -- struct.unpack also returns the next position
-	local at = 9 + 6 * n
+	h[2 * n + 3] = nil -- struct.unpack also returns the next position
+	local mask, size = h[2 * n + 2], hsize
 	for i = 0, n - 1 do
-		local len = SLOTS * W[10 * i + 6]
-		blocks[i + 1] = sub(stored, at, at + len - 1)
+		if fmod(mask, 2 ^ (i + 1)) >= 2 ^ i then
+			size = size + SLOTS * 4
+		else
+			size = size + SLOTS * 2
+		end
+	end
+	if mask >= 2 ^ n or size ~= #stored then
+		h = nil
+	end
+end
+if h then
+	-- The counters are read in the width they were written in, which a
+	-- version of the service with other limits may have chosen (a rolling
+	-- deploy): 2-byte counters a limit above 65,535 needs are widened, and
+	-- 4-byte ones stay so until the key expires, whatever the limit.
+	local mask, at = h[2 * n + 2], hsize + 1
+	for i = 0, n - 1 do
+		local k = 10 * i
+		local wide = fmod(mask, 2 ^ (i + 1)) >= 2 ^ i
+		local len = SLOTS * 2
+		if wide then
+			len = SLOTS * 4
+		end
+		local bl = sub(stored, at, at + len - 1)
 		at = at + len
+		if wide then
+			W[k + 5], W[k + 6] = '<I4', 4
+		elseif W[k + 6] == 4 then
+			local c = {}
+			for j = 0, SLOTS - 1 do
+				c[j + 1] = get('<I2', bl, 2 * j + 1)
+			end
+			bl = pack('<' .. string.rep('I4', SLOTS), unpack(c))
+		end
+		blocks[i + 1] = bl
 	end
 else
-	h = {0, 0, 0, 0, 0, 0, 0, 0, 0}
-	for j = 2 * n + 2, 9 do
+	h = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	for j = 10, 2 * n + 2, -1 do
 		h[j] = nil
 	end
 	for i = 0, n - 1 do
 		blocks[i + 1] = string.rep('\0', SLOTS * W[10 * i + 6])
 	end
 end
+local mask = 0
+for i = 0, n - 1 do
+	if W[10 * i + 6] == 4 then
+		mask = mask + 2 ^ i
+	end
+end
+h[2 * n + 2] = mask
 local last = h[1]
 
 local write, stood = false, false
@@ -329,7 +375,7 @@ for j = 3 * n + 3, 14 do
 end
 if write then
 	-- Every window is certainly empty one longest period after now.
-	local v = pack(hfmt, unpack(h))
+	local v = pack(hfmt, unpack(h, 1, 2 * n + 2))
 	if n == 1 then
 		v = v .. blocks[1]
 	elseif n == 2 then

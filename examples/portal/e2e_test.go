@@ -547,6 +547,7 @@ func TestMetrics(t *testing.T) {
 				decisions("api", "anon", "failed_open"):              0,
 				decisions("api", "anon", "shadow"):                   0,
 				decisions("autocomplete.project", "anon", "allowed"): 0,
+				decisions("ledger", "anon", "allowed"):               0, // the balance scope too, as the reference says
 				"ratescope_store_failures_total":                     0,
 			} {
 				got, ok := m[series]

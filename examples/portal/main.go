@@ -39,8 +39,8 @@
 // server's model: ping and server_info cost 20, ledger and account_tx 400,
 // path_find and ripple_path_find 3000, any other command 100; -warn and
 // -drop override the thresholds (5000 and 15000), and every drop is logged
-// once: "Consumer entry CALLER dropped with balance N at or above drop
-// threshold T".
+// once, when the caller becomes dropped: "Consumer entry CALLER dropped
+// with balance N at or above drop threshold T".
 //
 // NAME is one of the search boxes of package autocomplete: project,
 // dataset, sample, measurement, person, organization, publication, tag,
@@ -54,7 +54,7 @@
 // exempt from all limits, /ws and /rpc included. Counts are kept in memory unless -redis (by
 // default $REDIS_URL) names a Redis server. -shadow serves every request
 // but counts and reports it as if the limits were enforced (the RateLimit
-// header shows r=0 once a caller is over). -trusted-proxies reads
+// header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads
 // X-Forwarded-For only from peers inside the networks given.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601

@@ -8,7 +8,7 @@
 //
 //	func TestSuite(t *testing.T) {
 //		adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
-//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
+//			cfg := ginlimit.Config{Limiter: o.Limiter, Cost: o.Cost, RouteCosts: o.RouteCosts, KeepDecision: !o.DropDecision}
 //			// ... User, Key, Skip, Exempt, Deny and StoreError as Options says ...
 //			limit, err := ginlimit.New(cfg)
 //			require.NoError(t, err)
@@ -112,8 +112,8 @@ type Options struct {
 	// Cost is Config.Cost.
 	Cost int64
 
-	// Costs is Config.Costs.
-	Costs map[string]int64
+	// RouteCosts is Config.RouteCosts.
+	RouteCosts map[string]int64
 
 	// Key, when true, makes Config.Key return the [KeyHeader] request
 	// header.
@@ -329,7 +329,7 @@ func testLimit(t *testing.T, build builder) {
 		assert.Equal(t, i+1, a.served())
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.True(t, d.Counted)
+		assert.True(t, d.Checked)
 		assert.Equal(t, "api", d.Scope)
 		assert.Equal(t, core.Anonymous, d.Caller.Kind())
 		assert.Equal(t, "192.0.2.1", d.Caller.String())
@@ -386,7 +386,7 @@ func testCallersApart(t *testing.T, build builder) {
 			d := a.last()
 			assert.Equal(t, core.User, d.Caller.Kind())
 			assert.Equal(t, "alice", d.Caller.String())
-			assert.True(t, d.Counted)
+			assert.True(t, d.Checked)
 			for range 4 {
 				require.Equal(t, http.StatusOK, a.get("198.51.100.9:1", user("alice")).Code)
 			}
@@ -453,7 +453,7 @@ func testExempt(t *testing.T, build builder) {
 			asked = append(asked, c)
 			return c.User == "admin"
 		},
-		Costs: map[string]int64{ExportPath: 2},
+		RouteCosts: map[string]int64{ExportPath: 2},
 	})
 	for i := range 10 {
 		w := a.get("192.0.2.1:1234", user("admin"))
@@ -462,7 +462,7 @@ func testExempt(t *testing.T, build builder) {
 		assert.Empty(t, w.Header().Get("RateLimit-Policy"))
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.Equal(t, "admin", d.Caller.String())
 	}
 	require.Equal(t, http.StatusOK, a.getPath(ExportPath, "192.0.2.1:1234", user("admin")).Code)
@@ -473,7 +473,7 @@ func testExempt(t *testing.T, build builder) {
 
 	w := a.get("192.0.2.1:1234", user("alice"))
 	require.Equal(t, http.StatusOK, w.Code)
-	assert.True(t, a.last().Counted)
+	assert.True(t, a.last().Checked)
 	assert.Contains(t, w.Header().Get("RateLimit"), `"api.user.min";r=4;t=`)
 }
 
@@ -535,7 +535,7 @@ func testFailOpen(t *testing.T, build builder) {
 		assert.Empty(t, w.Header().Get("RateLimit-Policy"))
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.ErrorIs(t, d.StoreErr, errDown, "the handler sees the store's error")
 	}
 	assert.Equal(t, 5, a.served())

@@ -29,14 +29,19 @@ const CostHeader = "X-Cost"
 // balance middleware (NewBalance), in terms of no framework. The builder
 // serves POST [Path] with it; the user is read from the [UserHeader].
 type BalanceOptions struct {
-	// Balance is BalanceConfig.Balance.
-	Balance *core.Balance
+	// Limiter and Scope are BalanceConfig.Limiter and BalanceConfig.Scope.
+	Limiter *core.Limiter
+	Scope   string
 	// Cost, when not nil, is BalanceConfig.Cost: the builder's Cost calls
 	// it with the request.
 	Cost func(r *http.Request) int64
 	// Exempt, when not nil, is BalanceConfig.Exempt, called with the
 	// caller.
 	Exempt func(caller core.Caller) bool
+	// Key and Skip, when not nil, are BalanceConfig.Key and
+	// BalanceConfig.Skipper, called with the request.
+	Key  func(r *http.Request) string
+	Skip func(r *http.Request) bool
 	// Handler is the route's handler: the builder's handler reads the
 	// decision with the adapter's BalanceDecision and calls Handler.
 	Handler func(w http.ResponseWriter, d *core.BalanceDecision, ok bool)
@@ -44,8 +49,8 @@ type BalanceOptions struct {
 
 // RunBalance runs the suite of the balance middleware: warned with the
 // header, then dropped with 503 "Server is overloaded" before the handler,
-// the drop logged once per drop; the default cost; exemption; failing
-// open.
+// the drop logged once per drop; the default cost; exemption; callers by
+// key; skipped requests; failing open.
 func RunBalance(t *testing.T, build func(t *testing.T, o BalanceOptions) http.Handler) {
 	for _, tc := range []struct {
 		name string
@@ -54,6 +59,7 @@ func RunBalance(t *testing.T, build func(t *testing.T, o BalanceOptions) http.Ha
 		{"WarnedThenDroppedWith503", testBalanceDrop},
 		{"DefaultCostIsReference", testBalanceDefaultCost},
 		{"ExemptNeverCharged", testBalanceExempt},
+		{"KeyAndSkipper", testBalanceKeyAndSkipper},
 		{"StoreFailureFailsOpen", testBalanceFailOpen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,8 +96,7 @@ func newBalanceApp(t *testing.T, build balanceBuilder, store core.Store, o Balan
 		Balances:   []core.BalanceScope{{Name: "rpc"}},
 	})
 	require.NoError(t, err)
-	o.Balance, err = lim.Balance("rpc")
-	require.NoError(t, err)
+	o.Limiter, o.Scope = lim, "rpc"
 	o.Handler = a.handle
 	a.h = build(t, o)
 	return a
@@ -124,8 +129,16 @@ func (a *balanceApp) served() int {
 }
 
 func (a *balanceApp) post(who string, cost int64) *httptest.ResponseRecorder {
+	return a.postWith(who, cost, nil)
+}
+
+// postWith is post with more request headers.
+func (a *balanceApp) postWith(who string, cost int64, h http.Header) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"method":"ping"}`))
 	req.RemoteAddr = "192.0.2.1:1234"
+	for k, v := range h {
+		req.Header[k] = v
+	}
 	if who != "" {
 		req.Header.Set(UserHeader, who)
 	}
@@ -167,7 +180,7 @@ func testBalanceDrop(t *testing.T, build balanceBuilder) {
 	served := a.served()
 	assert.Equal(t, http.StatusServiceUnavailable, a.post("alice", 20).Code, "a dropped caller stays out")
 	assert.Equal(t, served, a.served(), "the handler never runs for a dropped caller")
-	assert.Equal(t, 2, strings.Count(a.logs.String(), "Consumer entry alice dropped with balance"), "one line per drop:\n%s", a.logs)
+	assert.Equal(t, 1, strings.Count(a.logs.String(), "Consumer entry alice dropped with balance"), "one line per drop, not per refusal:\n%s", a.logs)
 
 	w = a.post("bob", 20)
 	assert.Equal(t, http.StatusOK, w.Code, "another caller has its own balance")
@@ -183,7 +196,7 @@ func testBalanceDefaultCost(t *testing.T, build balanceBuilder) {
 	assert.Equal(t, int64(20), d.Cost)
 	assert.Equal(t, int64(8*20/32), d.Balance)
 	assert.Equal(t, "192.0.2.1", d.Caller.String())
-	assert.True(t, d.Counted)
+	assert.True(t, d.Checked)
 }
 
 func testBalanceExempt(t *testing.T, build balanceBuilder) {
@@ -193,12 +206,28 @@ func testBalanceExempt(t *testing.T, build balanceBuilder) {
 		require.Equal(t, http.StatusOK, w.Code)
 		assert.Empty(t, w.Header().Get(core.HeaderWarning))
 		d := a.last()
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.False(t, d.Load)
 	}
 	assert.Empty(t, a.logs.String())
 	a.post("alice", 3000)
-	assert.True(t, a.last().Counted)
+	assert.True(t, a.last().Checked)
+}
+
+func testBalanceKeyAndSkipper(t *testing.T, build balanceBuilder) {
+	a := newBalanceApp(t, build, nil, BalanceOptions{
+		Key:  func(r *http.Request) string { return r.Header.Get("X-Api-Key") },
+		Skip: func(r *http.Request) bool { return r.Header.Get("X-Skip") != "" },
+	})
+	require.Equal(t, http.StatusOK, a.postWith("alice", -1, http.Header{"X-Api-Key": {"k1"}}).Code)
+	assert.Equal(t, core.KeyCaller("k1"), a.last().Caller, "a key wins over the user, as for windows")
+	require.Equal(t, http.StatusOK, a.post("alice", -1).Code)
+	assert.Equal(t, core.Caller{User: "alice"}, a.last().Caller)
+
+	w := a.postWith("alice", -1, http.Header{"X-Skip": {"1"}})
+	assert.Nil(t, a.last(), "a skipped request has no decision")
+	assert.Equal(t, http.StatusInternalServerError, w.Code, "the handler ran, and found no decision")
+	assert.Empty(t, w.Header().Get(core.HeaderWarning))
 }
 
 // failingBalances is a balance store that cannot be reached.
@@ -214,7 +243,7 @@ func testBalanceFailOpen(t *testing.T, build balanceBuilder) {
 		require.Equal(t, http.StatusOK, a.post("alice", 3000).Code)
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.False(t, d.Counted)
+		assert.False(t, d.Checked)
 		assert.ErrorIs(t, d.StoreErr, errDown)
 	}
 }

@@ -183,7 +183,7 @@ func testShadow(t *testing.T, build builder) {
 func testRouteCosts(t *testing.T, build builder) {
 	var ev events
 	a := newAppWith(t, build, nil, func(c *core.Config) { c.Observe = ev.observe },
-		Options{User: UserFromHeader, Costs: map[string]int64{ExportPath: 2}})
+		Options{User: UserFromHeader, RouteCosts: map[string]int64{ExportPath: 2}})
 
 	w := a.getPath(ExportPath, "192.0.2.1:1234", nil)
 	require.Equal(t, http.StatusOK, w.Code)
@@ -202,7 +202,7 @@ func testRouteCosts(t *testing.T, build builder) {
 
 func testRouteCostClamped(t *testing.T, build builder) {
 	// A cost of 5 above a limit of 3: clamped to 3, never an error.
-	a := newApp(t, build, nil, Options{Costs: map[string]int64{ExportPath: 5}})
+	a := newApp(t, build, nil, Options{RouteCosts: map[string]int64{ExportPath: 5}})
 	w := a.getPath(ExportPath, "192.0.2.1:1234", nil)
 	require.Equal(t, http.StatusOK, w.Code, "allowed from an empty window")
 	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=0;t=`)

@@ -260,3 +260,24 @@ func TestCheckLinks(t *testing.T) {
 		`docs/concepts.md:11: link "../go.mod#x": no file go.mod`,
 	}, got)
 }
+
+// TestReadmeQuickStartIsSafe checks that the README's Gin quick start, the
+// shortest path, trusts only the user's proxies and runs the check that
+// says when Gin and ratescope disagree (W612). Before issue 18 it used
+// gin.Default() as it is, which trusts every proxy, and never checked.
+func TestReadmeQuickStartIsSafe(t *testing.T) {
+	t.Parallel()
+	page, err := readPage(repoRoot(t))("README.md")
+	require.NoError(t, err)
+	var gin string
+	for _, b := range page.Blocks {
+		if text := strings.Join(b.Lines, "\n"); b.IsGo() && strings.Contains(text, "ginlimit.New(") {
+			gin = text
+			break
+		}
+	}
+	require.NotEmpty(t, gin, "the README has a Gin quick start")
+	assert.Contains(t, gin, "r.SetTrustedProxies(", "Gin trusts every proxy unless told")
+	assert.Contains(t, gin, "TrustedProxies:", "the limiter trusts the same proxies")
+	assert.Contains(t, gin, "ginlimit.CheckClientIP(r, lim)", "W612 is logged if they disagree")
+}

@@ -23,7 +23,7 @@ func New(a *portal.App) (http.Handler, error) {
 	// One middleware for the /api group: each request is counted once,
 	// at its route's cost.
 	groupCfg := cfg
-	groupCfg.Costs = a.APICosts()
+	groupCfg.RouteCosts = a.APICosts()
 	limitAPI, err := ginlimit.New(groupCfg)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,8 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	r.GET("/debug/searches", func(c *gin.Context) { c.JSON(http.StatusOK, a.Searches()) })
 	limitRPC, err := ginlimit.NewBalance(ginlimit.BalanceConfig{
-		Balance: a.Ledger(),
+		Limiter: a.Limiter,
+		Scope:   portal.ScopeLedger,
 		Cost:    func(c *gin.Context) int64 { return a.RPCCost(c.Request) },
 		User:    cfg.User,
 		Exempt:  cfg.Exempt,

@@ -20,33 +20,34 @@ const maxRPCBody = 1 << 20
 // ledgerScope returns the balance scope of the ledger APIs: rippled's
 // figures, with the thresholds of -warn and -drop when set.
 func ledgerScope(o Options) core.BalanceScope {
-	s := core.BalanceScope{Name: ScopeLedger}
-	s.Warn, s.Drop = o.Warn, o.Drop
+	s := core.BalanceScope{Name: ScopeLedger, BalancePolicy: core.DefaultBalancePolicy()}
+	if o.Warn != 0 {
+		s.Warn = o.Warn
+	}
+	if o.Drop != 0 {
+		s.Drop = o.Drop
+	}
 	return s
 }
 
 // ledger is the part of the App that serves /ws and /rpc.
 type ledger struct {
-	balance *core.Balance
-	ws      *wslimit.Server
-	costs   core.Costs
+	ws    *wslimit.Server
+	costs core.CostClasses
 }
 
 func (a *App) initLedger() error {
-	b, err := a.Limiter.Balance(ScopeLedger)
+	ws, err := wslimit.New(wslimit.Config{Limiter: a.Limiter, Scope: ScopeLedger})
 	if err != nil {
 		return err
 	}
-	ws, err := wslimit.New(wslimit.Config{Balance: b})
-	if err != nil {
-		return err
-	}
-	a.ledger = ledger{balance: b, ws: ws, costs: b.Scope().Costs}
+	a.ledger = ledger{ws: ws, costs: ws.Scope().Costs}
 	return nil
 }
 
-// Ledger returns the balance that /ws and /rpc charge.
-func (a *App) Ledger() *core.Balance { return a.ledger.balance }
+// Ledger returns the balance scope that /ws and /rpc charge, defaults
+// applied.
+func (a *App) Ledger() core.BalanceScope { return a.ledger.ws.Scope() }
 
 // CommandCost returns the cost of a command of the ledger APIs: ping and
 // server_info cost the reference 20; ledger and account_tx are medium,
@@ -102,7 +103,7 @@ type wsReply struct {
 // caller is disconnected with close code 1008, "threshold exceeded".
 // Admins are never charged.
 func (a *App) ServeWS(w http.ResponseWriter, r *http.Request, user string) {
-	caller := a.ledger.balance.Caller(r, user)
+	caller := a.Limiter.Caller(r, "", user)
 	conn, err := a.ledger.ws.Accept(w, r, caller, a.Exempt(caller))
 	if err != nil {
 		return

@@ -34,7 +34,7 @@ const DefaultExportCost = 5
 const ExportRoute = "/api/export"
 
 // APICosts returns the costs of the routes of the /api group that do not
-// cost 1, keyed by route pattern: the Costs of the group's middleware.
+// cost 1, keyed by route pattern: the RouteCosts of the group's middleware.
 func (a *App) APICosts() map[string]int64 {
 	return map[string]int64{ExportRoute: a.ExportCost}
 }
@@ -271,7 +271,7 @@ type Identity struct {
 // Whoami returns the identity the limiter counts for r made by user ("" if
 // anonymous).
 func (a *App) Whoami(r *http.Request, user string) Identity {
-	c := a.Limiter.Caller(r, user)
+	c := a.Limiter.Caller(r, "", user)
 	return Identity{Kind: c.Kind().String(), ID: c.String()}
 }
 

@@ -103,7 +103,7 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 	a, err := portal.New(o, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	defer a.Close()
-	s := a.Ledger().Scope()
+	s := a.Ledger()
 	assert.Equal(t, int64(100), s.Warn)
 	assert.Equal(t, int64(300), s.Drop)
 	assert.Equal(t, int64(2000), s.WarnCost, "the rest are rippled's")

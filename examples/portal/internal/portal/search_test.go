@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
@@ -86,7 +91,7 @@ func TestSearchBoxes(t *testing.T) {
 			found := a.Search(box, strings.ToUpper(r.Label))
 			assert.Contains(t, found.Results, r, "search box %s: %q", box, r.Label)
 		}
-		assert.True(t, a.Limiter.HasScope(autocomplete.Scope(box)), "the limiter has no scope for %s", box)
+		assert.True(t, slices.ContainsFunc(a.Limiter.Config().Scopes, func(s core.Scope) bool { return s.Name == autocomplete.Scope(box) }), "the limiter has no scope for %s", box)
 	}
 }
 
@@ -133,4 +138,18 @@ func TestSearches(t *testing.T) {
 	got := a.Searches()
 	got["project"] = 0
 	assert.Equal(t, int64(workers*each), a.Searches()["project"])
+}
+
+// TestHowToQueryMatches runs the search of the how-to "protect a search
+// box" against the portal: its query finds a project. It queried ?q=cor,
+// which matched nothing, before issue 18.
+func TestHowToQueryMatches(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "howto", "protect-a-search-box.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`/autocomplete/(\w+)\?q=(\w+)`).FindAllStringSubmatch(string(md), -1)
+	require.NotEmpty(t, m, "the how-to queries a search box")
+	for _, q := range m {
+		assert.NotEmpty(t, newApp(t).Search(q[1], q[2]).Results, "the how-to's %s finds something", q[0])
+	}
 }

@@ -1,0 +1,271 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// A ProxyCount is how many reverse proxies stand between the callers and the
+// application, and so which X-Forwarded-For entry to trust. The zero value
+// means "not set": the peer address is used and the [checks] warning W601
+// fires. Build a set value with [Proxies]; Proxies(0) says there is no proxy.
+//
+// [checks]: https://pkg.go.dev/github.com/ratescope/ratescope/checks
+type ProxyCount struct {
+	n   int
+	set bool
+}
+
+// Proxies returns a ProxyCount of n proxies. n = 0 means no proxy: the peer
+// address is the caller's. A negative n is treated as unset.
+func Proxies(n int) ProxyCount {
+	if n < 0 {
+		return ProxyCount{}
+	}
+	return ProxyCount{n: n, set: true}
+}
+
+// IsSet reports whether the number of proxies was given.
+func (p ProxyCount) IsSet() bool { return p.set }
+
+// N returns the number of proxies; 0 when unset.
+func (p ProxyCount) N() int { return p.n }
+
+// String returns the number, or "unset".
+func (p ProxyCount) String() string {
+	if !p.set {
+		return "unset"
+	}
+	return strconv.Itoa(p.n)
+}
+
+// clientAddr returns the address of the caller of a request that reached the
+// application from remoteAddr (the peer, as in http.Request.RemoteAddr)
+// with the given X-Forwarded-For header lines, behind proxies reverse
+// proxies whose networks, if known, are trusted: what [Limiter.Caller]
+// counts an anonymous caller by, as Config.NumProxies and
+// Config.TrustedProxies say.
+//
+// # Threat model
+//
+// Each proxy appends to X-Forwarded-For the address it received the request
+// from, so the right-hand end of the list is written by the proxies and the
+// rest by whoever sent the request, who can write anything. With n proxies,
+// the n-th entry from the right was written by the outermost proxy about the
+// address it received the request from: the caller. With one proxy it is the
+// last entry, the one the nearest proxy wrote. It is the only entry about the
+// caller that the caller cannot choose. Entries to
+// its left are ignored, so a caller cannot move its count by sending its own
+// X-Forwarded-For. Several header lines are read as one list, in order.
+//
+// # Without trusted networks
+//
+// With no proxies set, or 0, the peer address is the caller's and the
+// header is ignored. With fewer entries than proxies, or an entry that is
+// not an IP address (ports, brackets and an IPv6 zone are accepted and
+// dropped), the request did not come through the proxies as configured and
+// the peer address is used: such callers are counted as the proxy, never
+// as somebody new. The result is the zero Addr if the peer address is not
+// an address either. IPv4-mapped IPv6 addresses are returned as IPv4.
+//
+// # With trusted networks
+//
+// With networks, X-Forwarded-For is read only when the peer is in one of
+// them: a caller that reaches the application directly cannot choose its
+// address, whatever it writes in the header. The entries are then walked
+// from the right, skipping those in the networks (the proxies' own
+// addresses): the first entry outside them is the caller. With proxies
+// also set, the walk stops at the proxies-th entry at the latest, so of the
+// two the setting that trusts fewer entries wins; proxies set to 0 reads
+// no header at all (the W611 check reports that the networks are then
+// unused). If every entry is a trusted proxy, the leftmost is the caller;
+// an entry that is not an address stops the walk and the last trusted
+// address is used, so such a caller is counted as a proxy, never as
+// somebody new.
+func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) netip.Addr {
+	peer, _ := parseHostAddr(remoteAddr)
+	if len(trusted) == 0 {
+		if proxies.n > 0 {
+			if a, ok := forwardedEntry(forwardedFor, proxies.n); ok {
+				return a
+			}
+		}
+		return peer
+	}
+	if !peer.IsValid() || !trusted.contains(peer) || (proxies.set && proxies.n == 0) {
+		return peer
+	}
+	limit := proxies.n // 0: no limit but the networks
+	caller, walked := peer, 0
+	walkForwarded(forwardedFor, func(entry string) bool {
+		a, ok := parseHostAddr(entry)
+		if !ok {
+			return false
+		}
+		caller = a
+		walked++
+		return trusted.contains(a) && walked != limit
+	})
+	return caller
+}
+
+// forwardedEntry returns the n-th entry from the right of the list made by
+// joining lines with commas.
+func forwardedEntry(lines []string, n int) (a netip.Addr, ok bool) {
+	walkForwarded(lines, func(entry string) bool {
+		n--
+		if n == 0 {
+			a, ok = parseHostAddr(entry)
+			return false
+		}
+		return true
+	})
+	return a, ok
+}
+
+// walkForwarded calls visit with each entry of the list made by joining
+// lines with commas, from the right, until visit returns false.
+func walkForwarded(lines []string, visit func(entry string) bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		for {
+			j := strings.LastIndexByte(line, ',')
+			if !visit(line[j+1:]) {
+				return
+			}
+			if j < 0 {
+				break
+			}
+			line = line[:j]
+		}
+	}
+}
+
+// parseHostAddr reads an address written as "ip", "ip:port", "[ip]" or
+// "[ip]:port", with spaces around it and an optional IPv6 zone.
+func parseHostAddr(s string) (netip.Addr, bool) {
+	if a, ok := parseIPv4Port(s); ok {
+		return a, true
+	}
+	return parseAnyHostAddr(s)
+}
+
+// parseAnyHostAddr is parseHostAddr without the fast path for IPv4.
+func parseAnyHostAddr(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return netip.Addr{}, false
+	}
+	if s[0] == '[' {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return netip.Addr{}, false
+		}
+		rest := s[end+1:]
+		if rest != "" && !isPort(rest) {
+			return netip.Addr{}, false
+		}
+		s = s[1:end]
+	} else if i := strings.LastIndexByte(s, ':'); i >= 0 && strings.IndexByte(s, ':') == i {
+		// One colon: an IPv4 address with a port.
+		if !isPort(s[i:]) {
+			return netip.Addr{}, false
+		}
+		s = s[:i]
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.WithZone("").Unmap(), true
+}
+
+// parseIPv4Port reads the common form of a peer address, "a.b.c.d" or
+// "a.b.c.d:port", with nothing around it, without the general parser: four
+// decimal fields of at most 255 with no leading zero, then optionally ":"
+// and 1 to 5 digits. It reports false for anything else, which
+// parseHostAddr then reads the general way; whatever it accepts, the
+// general way reads as the same address (FuzzParseIPv4Port checks it).
+func parseIPv4Port(s string) (netip.Addr, bool) {
+	var ip [4]byte
+	i := 0
+	for field := range 4 {
+		if field > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return netip.Addr{}, false
+			}
+			i++
+		}
+		start, v := i, 0
+		for i < len(s) && i-start < 3 && '0' <= s[i] && s[i] <= '9' {
+			v = v*10 + int(s[i]-'0')
+			i++
+		}
+		if n := i - start; n == 0 || v > 255 || (n > 1 && s[start] == '0') {
+			return netip.Addr{}, false
+		}
+		ip[field] = byte(v)
+	}
+	if i < len(s) && !isPort(s[i:]) {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4(ip), true
+}
+
+// isPort reports whether s is ":" followed by 1 to 5 digits.
+func isPort(s string) bool {
+	if len(s) < 2 || len(s) > 6 || s[0] != ':' {
+		return false
+	}
+	for _, c := range []byte(s[1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// network returns the prefix an anonymous caller at a is counted by: a /32
+// for IPv4, a /bits6 for IPv6. The zero Prefix for the zero Addr.
+func network(a netip.Addr, bits6 int) netip.Prefix {
+	if !a.IsValid() {
+		return netip.Prefix{}
+	}
+	if a.Is4() {
+		return netip.PrefixFrom(a, 32) // the whole address: nothing to mask
+	}
+	p, _ := a.Prefix(bits6)
+	return p
+}
+
+// Networks is a list of networks, such as [Config.TrustedProxies]. Its
+// text form is comma-separated networks in CIDR notation or single
+// addresses ("10.0.0.0/8, 192.0.2.7"); an address alone is a network of
+// that one address. A []netip.Prefix converts to it.
+type Networks []netip.Prefix
+
+// contains reports whether a is in one of the networks. An IPv4-mapped
+// IPv6 address is read as IPv4.
+func (n Networks) contains(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range n {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// validate reports networks that are not valid.
+func (n Networks) validate() error {
+	var errs []error
+	for i, p := range n {
+		if !p.IsValid() {
+			errs = append(errs, fmt.Errorf("TrustedProxies[%d]: not a valid network", i))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,157 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config configures a [Limiter]. Zero fields take the defaults stated on
+// each; [New] applies them to a copy and never changes the Config.
+type Config struct {
+	// Store keeps the counts. Required: memstore for one process, the
+	// Redis store when several processes serve the API.
+	Store Store
+
+	// Scopes are the known scopes with their starting values. Default:
+	// [DefaultScopes], the "api" scope. Add the search-box scopes of
+	// package autocomplete here when you use it.
+	Scopes []Scope
+
+	// Rates replaces starting values, keyed by SCOPE.KIND ("api.anon",
+	// "api.user") with values in the form [ParseRates] reads
+	// ("60/min,1000/day"). A scope or kind it does not name keeps its
+	// starting values; a key that names no known scope and kind is an
+	// error, so a typo cannot silently remove a limit. A [RateTable]
+	// converts to it, to read the rates from text.
+	Rates map[string]string
+
+	// NumProxies is how many reverse proxies stand in front of the
+	// application: the caller's address is the entry of X-Forwarded-For
+	// that the outermost proxy wrote, the only one the caller cannot
+	// choose (see the package documentation, "Callers behind proxies").
+	// Default: unset, which uses the peer address and makes the W601
+	// check fire. Use Proxies(0) for none.
+	NumProxies ProxyCount
+
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the application. When set, X-Forwarded-For is read only from a peer
+	// in them, and walked from the right skipping only their addresses;
+	// the package documentation ("Callers behind proxies") says how it
+	// combines with NumProxies.
+	// Default: none, X-Forwarded-For is read as NumProxies says. Its text
+	// form is comma-separated CIDRs ([Networks]).
+	TrustedProxies Networks
+
+	// Shadow puts the whole limiter in shadow mode: every decision is
+	// counted, observed and reported in the headers exactly as if the
+	// limits were enforced, but a caller over a limit is served (the
+	// Decision allows it, with Outcome OutcomeShadow and the RateLimit
+	// header showing the units left: r=0 once the limit is used up, what
+	// is left when the request costs more), and the refusal it would have had is logged at
+	// most once per ErrorLogInterval. Use it to roll out a new limit and
+	// see whom it would refuse. Default: false, the limits are enforced.
+	Shadow bool
+
+	// ShadowScopes names scopes to run in shadow mode as Shadow does, the
+	// others being enforced; the same as setting [Scope.Shadow]. A name
+	// that is no known scope is an error. Default: none.
+	ShadowScopes []string
+
+	// Observe, when not nil, is called once with every decision, whatever
+	// its outcome (allowed, denied, failed open, exempt, shadow), before
+	// the decision is acted upon: to count decisions, log refusals or feed
+	// metrics (package github.com/ratescope/ratescope/prometheus). It runs
+	// on the request's goroutine and must be fast and safe for concurrent
+	// use. Default: nil; then the limiter neither measures durations nor
+	// allocates for it.
+	Observe func(ctx context.Context, e Event)
+
+	// IPv6Bits is the length of the IPv6 prefix anonymous callers are
+	// counted by, from 1 to 128. Default: 64, the usual size of one
+	// allocation, so that rotating addresses within it does not reset a
+	// count.
+	IPv6Bits int
+
+	// LoadRatio is the share of a limit a caller may use before decisions
+	// carry the load warning, above 0 and at most 1. Default: 0.8.
+	LoadRatio float64
+
+	// LegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
+	// X-RateLimit-Reset to the IETF draft fields. Default: false.
+	LegacyHeaders bool
+
+	// Now returns the current time. The limiter reads it once per
+	// decision. Default: the system clock, as time.Now reads it, but
+	// cheaper: a decision reads only the monotonic clock, and the wall
+	// clock is read again once a second, so that a step of the wall clock
+	// is followed within a second (memstore counts on the monotonic clock
+	// alone).
+	Now func() time.Time
+
+	// Logger receives store errors, at most one record per
+	// ErrorLogInterval with a count of those left out. Default:
+	// slog.Default().
+	Logger *slog.Logger
+
+	// ErrorLogInterval is the least time between two logged store
+	// errors. Default: 10s.
+	ErrorLogInterval time.Duration
+
+	// Balances are the scopes limited by a decaying balance of request
+	// costs, the XRP Ledger server's model, rather than by windows
+	// (WebSocket and JSON-RPC APIs); see [BalanceScope] and
+	// [Limiter.BalanceGuard]. The Store must then keep balances
+	// ([BalanceStore]), or [New] fails. Default: none.
+	Balances []BalanceScope
+}
+
+// Validate reports every problem with c, joined: a missing store, an invalid
+// scope name, rate or rate key, an out-of-range setting, an unknown shadow
+// scope, an invalid trusted network. Each is a [*ConfigError] whose text
+// starts with its id (ratescope.E001 to E006), so errors.As finds it.
+func (c Config) Validate() error {
+	_, err := c.resolve()
+	return err
+}
+
+func (c Config) resolve() (map[string]*Scope, error) {
+	var errs []error
+	if c.Store == nil {
+		errs = append(errs, &ConfigError{ID: IDNoStore, Err: errors.New("no Store: use memstore.New for one process or the Redis store for several")})
+	}
+	var bad []error
+	if c.IPv6Bits != 0 && (c.IPv6Bits < 1 || c.IPv6Bits > 128) {
+		bad = append(bad, fmt.Errorf("IPv6Bits %d: want 1 to 128", c.IPv6Bits))
+	}
+	if c.LoadRatio != 0 && (c.LoadRatio < 0 || c.LoadRatio > 1) {
+		bad = append(bad, fmt.Errorf("LoadRatio %v: want above 0 and at most 1", c.LoadRatio))
+	}
+	if c.ErrorLogInterval < 0 {
+		bad = append(bad, fmt.Errorf("ErrorLogInterval %s: must not be negative", c.ErrorLogInterval))
+	}
+	errs = append(errs, withID(IDOutOfRange, errors.Join(bad...))...)
+	errs = append(errs, withID(IDInvalidProxies, c.TrustedProxies.validate())...)
+	scopes := c.Scopes
+	if scopes == nil {
+		scopes = DefaultScopes()
+	}
+	resolved, err := resolveScopes(scopes, c.Rates)
+	errs = append(errs, withID(IDInvalidRate, err)...)
+	for _, name := range c.ShadowScopes {
+		if s := resolved[name]; s != nil {
+			s.Shadow = true
+		} else {
+			errs = append(errs, scopeErr("ShadowScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(resolved), ", ")))
+		}
+	}
+	_, err = resolveBalances(c.Balances)
+	errs = append(errs, withID(IDInvalidBalance, err)...)
+	if _, ok := c.Store.(BalanceStore); len(c.Balances) > 0 && c.Store != nil && !ok {
+		errs = append(errs, &ConfigError{ID: IDInvalidBalance, Err: fmt.Errorf("Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", c.Store)})
+	}
+	return resolved, errors.Join(errs...)
+}

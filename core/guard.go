@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// A Guard decides the requests of one scope, each at its route's cost:
+// what a middleware does for every request, in the same way for every
+// framework. Build it once per middleware with [Limiter.Guard], and give it
+// routes' costs with [Guard.WithRouteCosts]; it is safe for concurrent use.
+type Guard struct {
+	lim   *Limiter
+	scope *scopeLimits
+	cost  [2]int64            // by Kind, clamped
+	costs map[string][2]int64 // by route pattern, clamped
+}
+
+// DefaultScope is the name of the scope of [DefaultScopes], which the
+// adapters' middlewares decide in unless told otherwise.
+const DefaultScope = "api"
+
+// Guard returns a Guard for requests of the given cost in scope, or an
+// error for an unknown scope or a cost below 1, so that a route set up
+// with a bad scope or cost fails at startup rather than on a request. A
+// cost above the smallest limit of a kind of caller is clamped to it, as
+// [Limiter.AllowN] says, and logged as a warning.
+func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
+	if err := l.checkCost(scope, cost); err != nil {
+		return nil, err
+	}
+	g := &Guard{lim: l, scope: l.scopes[scope]}
+	g.cost = g.clamped("", cost)
+	return g, nil
+}
+
+// clamped returns cost for each kind of caller, clamped, and logs a
+// warning for each kind it had to clamp.
+func (g *Guard) clamped(route string, cost int64) [2]int64 {
+	var out [2]int64
+	for k := range g.scope.kinds {
+		kl := &g.scope.kinds[k]
+		out[k] = kl.clampCost(cost)
+		if out[k] != cost {
+			g.lim.logger.Warn("ratescope: cost above the smallest limit; clamped to it, so such a request is allowed only when the caller has used nothing of that limit",
+				"scope", g.scope.name, "kind", Kind(k).String(), "route", route, "cost", cost, "clamped", out[k])
+		}
+	}
+	return out
+}
+
+// WithRouteCosts returns a copy of g that decides a request to one of the
+// routes of costs (keyed by route pattern, as the framework names it:
+// Gin's FullPath, Echo's Path) at that route's cost, and any other request
+// at g's cost, in one decision: a group middleware limits every route of
+// the group, each at its own cost, and a request is counted once. A cost
+// below 1 is an error; one above a limit is clamped, as for [Limiter.Guard].
+func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
+	c := *g
+	c.costs = make(map[string][2]int64, len(costs))
+	var errs []error
+	for _, route := range slices.Sorted(maps.Keys(costs)) {
+		cost := costs[route]
+		if cost < 1 {
+			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more; leave the route out of RouteCosts for the middleware's own cost", cost, route))
+			continue
+		}
+		c.costs[route] = c.clamped(route, cost)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// routeCost returns the cost a request by a caller of kind k to route is
+// decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
+// guard's otherwise, clamped.
+func (g *Guard) routeCost(route string, k Kind) int64 {
+	if g.costs != nil {
+		if c, ok := g.costs[route]; ok {
+			return c[k]
+		}
+	}
+	return g.cost[k]
+}
+
+// DecideInto decides a request by caller to route (its pattern, or "") at
+// the route's cost ([Guard.WithRouteCosts]) or the guard's, counting it if
+// allowed, writes the decision into d, which it first clears, and writes
+// the decision's headers to h ([Decision.SetHeaders]). The caller answers
+// 429 when d does not allow the request. A store failure allows the
+// request, as for [Limiter.AllowN]. The decision is observed
+// (Config.Observe).
+//
+// d is the caller's: an adapter keeps it in its own variable, so that a
+// request whose decision nobody keeps costs no allocation for it.
+// DecideInto keeps no reference to d: the observation hook gets a copy.
+func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, route string, h http.Header) {
+	start := g.lim.start()
+	*d = Decision{}
+	g.lim.decide(ctx, g.scope, caller, g.routeCost(route, caller.Kind()), d)
+	d.SetHeaders(h)
+	g.lim.observe(ctx, d, start)
+}
+
+// ExemptInto writes into d the decision for a request to route (its
+// pattern, or "") by a caller exempt from the limits (an administrator):
+// allowed, not counted, with Outcome OutcomeExempt, the cost DecideInto
+// would have decided it at, and no headers to write. The decision is observed
+// (Config.Observe), so that exempt requests are seen too. As
+// [Guard.DecideInto], it keeps no reference to d.
+func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
+	*d = Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.routeCost(route, caller.Kind())}
+	g.lim.observe(ctx, d, time.Time{})
+}

@@ -1,0 +1,114 @@
+package core
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// newKindLimits resolves the rates of one kind of caller in scope, and
+// builds once the header strings that every decision on them writes (the
+// RateLimit-Policy value, each limit's name and "t" of a full window), so
+// that SetHeaders only appends the numbers.
+func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy bool) kindLimits {
+	kl := kindLimits{rates: rates, minimum: MaxLimit, legacy: legacy}
+	for i, r := range rates {
+		kl.minimum = min(kl.minimum, r.Limit)
+		kl.warnAt[i] = r.Limit - int64(ratio*float64(r.Limit))
+		kl.names[i] = policyName(scope, kind, r)
+		kl.parts[i] = kl.names[i] + ";r="
+		kl.full[i] = ceilSeconds(r.Period)
+		kl.tails[i] = ";t=" + strconv.FormatInt(kl.full[i], 10)
+		if i > 0 {
+			kl.policy += ", "
+			kl.parts[i] = ", " + kl.parts[i]
+		}
+		kl.policy += kl.names[i] + ";q=" + strconv.FormatInt(r.Limit, 10) + ";w=" + strconv.FormatInt(int64(r.Period/time.Second), 10)
+	}
+	return kl
+}
+
+// rateLimitLen is room, on the stack, for the RateLimit value of two limits
+// with long scope names; a longer value costs one more allocation.
+const rateLimitLen = 128
+
+// Header names set by [Decision.SetHeaders], in the canonical form that
+// http.Header uses as map keys (names are case-insensitive on the wire).
+const (
+	HeaderPolicy     = "Ratelimit-Policy"
+	HeaderRateLimit  = "Ratelimit"
+	HeaderRetryAfter = "Retry-After"
+)
+
+// SetHeaders writes the decision to h, as the IETF draft
+// draft-ietf-httpapi-ratelimit-headers describes:
+//
+//	RateLimit-Policy: "api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400
+//	RateLimit: "api.anon.min";r=59;t=60, "api.anon.day";r=999;t=86400
+//
+// where q is the limit, w the period in seconds, r the units remaining and
+// t the seconds until the window is empty again. When the request is
+// denied, it also sets Retry-After in whole seconds, rounded up. With
+// Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
+// (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
+// has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
+// "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
+// checked ([Decision.Checked]) writes nothing.
+func (d *Decision) SetHeaders(h http.Header) {
+	if d.n == 0 || d.limits == nil {
+		return
+	}
+	k := d.limits
+	// The values of the fields share one allocation. Each field gets a
+	// slice of it with no room to grow, so that adding a value to one
+	// field copies it rather than writing over the next field's.
+	n := 2
+	if !d.Allowed {
+		n++
+	}
+	if d.Load {
+		n++
+	}
+	vals := make([]string, n)
+	var buf [rateLimitLen]byte
+	b := buf[:0]
+	tight := 0
+	for i := range d.n {
+		st := &d.res.Limits[i]
+		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
+		b = strconv.AppendInt(b, st.Remaining, 10)
+		if t := ceilSeconds(st.Reset); t == k.full[i] {
+			b = append(b, k.tails[i]...) // every allowed request
+		} else {
+			b = append(b, ";t="...)
+			b = strconv.AppendInt(b, t, 10)
+		}
+		if st.Remaining < d.res.Limits[tight].Remaining {
+			tight = i
+		}
+	}
+	vals[0], vals[1] = k.policy, string(b)
+	h[HeaderPolicy] = vals[0:1:1]
+	h[HeaderRateLimit] = vals[1:2:2]
+	next := 2
+	if !d.Allowed {
+		vals[next] = strconv.FormatInt(d.RetryAfterSeconds(), 10)
+		h[HeaderRetryAfter] = vals[next : next+1 : next+1]
+		next++
+	}
+	if d.Load {
+		vals[next] = LoadWarning
+		h[HeaderWarning] = vals[next : next+1 : next+1]
+	}
+	if k.legacy {
+		st := &d.res.Limits[tight]
+		legacy := make([]string, 3)
+		h["X-Ratelimit-Limit"] = append(legacy[0:0:1], strconv.FormatInt(st.Rate.Limit, 10))
+		h["X-Ratelimit-Remaining"] = append(legacy[1:1:2], strconv.FormatInt(st.Remaining, 10))
+		h["X-Ratelimit-Reset"] = append(legacy[2:2:3], strconv.FormatInt(ceilSeconds(st.Reset), 10))
+	}
+}
+
+func policyName(scope string, kind Kind, r Rate) string {
+	return `"` + scope + "." + kind.String() + "." + periodString(r.Period) + `"`
+}

@@ -1,0 +1,115 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/window"
+)
+
+// Take implements [core.Store] with one EVALSHA command, sent in a round trip
+// that may carry the decisions of other concurrent Takes (see the package
+// documentation). It returns [ErrUnavailable] while the breaker of the
+// caller's node is open, a wrapped Redis or context error if the node stops
+// answering (see Config.Timeout) or ctx ends first (Redis may then have
+// counted the request all the same), and
+// an error for a request no [core.Limiter] builds (no limits, more than
+// [core.MaxLimits], a cost below 1, a period that is not a positive multiple
+// of 20µs).
+func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	if err := checkRequest(&req); err != nil {
+		return core.Result{}, err
+	}
+	now := max(req.Now.UnixMicro(), 0)
+	var buf [128]byte
+	key := string(appendKey(buf[:0], s.prefix, &req))
+
+	// While the breaker of the caller's node is open the store fails
+	// open, and so does the cache: it answers only while Redis is thought
+	// to answer too.
+	nd := s.nodes.forKey(ctx, key)
+	var ck cacheKey
+	if s.cache != nil && nd.breaker.closed() {
+		ck.key = key
+		for i, r := range req.Limits {
+			ck.limits[i] = r.Limit
+		}
+		if res, ok := s.cache.lookup(&ck, now, req.Cost); ok {
+			s.stats.cacheHits.Add(1)
+			return res, nil
+		}
+	}
+
+	if err := ctx.Err(); err != nil {
+		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
+	}
+	if err := s.admit(nd); err != nil {
+		return core.Result{}, err
+	}
+	at := s.scriptNow(req.Now)
+	var out [2 + 3*core.MaxLimits]int64
+	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
+		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
+	}
+
+	res := core.Result{Allowed: out[0] == 1}
+	for i, r := range req.Limits {
+		v := out[1+3*i:]
+		res.Limits[i] = core.LimitStatus{
+			Rate:       r,
+			Remaining:  v[0],
+			Reset:      time.Duration(v[1]) * time.Microsecond,
+			RetryAfter: time.Duration(v[2]) * time.Microsecond,
+		}
+	}
+	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
+		s.cache.remember(&ck, now, req.Cost, one, &res)
+	}
+	return res, nil
+}
+
+var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.MaxLimits)
+
+var errCost = errors.New("redisstore: request cost must be at least 1")
+
+// checkRequest rejects what the script cannot count: it needs periods of a
+// whole number of buckets of whole microseconds, as every valid core.Rate
+// has.
+func checkRequest(req *core.Request) error {
+	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+		return errNoLimits
+	}
+	if req.Cost < 1 {
+		return errCost
+	}
+	for _, r := range req.Limits {
+		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
+			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
+		}
+	}
+	return nil
+}
+
+// newCall returns a call from callPool for the script with req's arguments.
+func newCall(key string, now int64, req *core.Request) *call {
+	c := callPool.Get().(*call)
+	c.key, c.script, c.lua = key, takeScript, takeLua
+	c.nums[0], c.nums[1] = now, req.Cost
+	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
+	n := 2
+	for _, r := range req.Limits {
+		c.nums[n], c.nums[n+1], c.nums[n+2] = int64(r.Period/time.Microsecond), r.Limit, window.ShapeOf(r.Period).Unit/int64(time.Microsecond)
+		n += 3
+	}
+	for i := range n {
+		c.args[4+i] = &c.nums[i]
+	}
+	c.n = 4 + n
+	return c
+}
+
+// takeSHA is takeScript's SHA-1, read once.
+var takeSHA = takeScript.Hash()
