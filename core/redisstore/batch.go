@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -29,13 +31,21 @@ import (
 // an interface without an allocation.
 type call struct {
 	// args is the command: "evalsha", the script's SHA-1, "1", &key, then
-	// pointers to nums; n of them are used.
+	// the script's ARGV; n of them are used.
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs, or -1 for the server's clock),
-	// cost, then a period (µs), a limit and a unit of Prev (µs) per window (see balance.go for the balance script's).
+	// nums are the balance script's ARGV: see balance.go.
 	nums [numArgs]int64
+	// packed is the take script's ARGV[1] (see takeScript): now (µs, or
+	// -1 for the server's clock), cost, the value's length, then a period
+	// (µs), a limit and a unit of Prev (µs) per window, as little-endian
+	// doubles; views holds it boxed as an argument, a slice per number of
+	// windows, made once with the call so that building a command boxes
+	// nothing. ttl is ARGV[2], the value's time to live (ms).
+	packed [8 * (3 + 3*core.MaxLimits)]byte
+	views  [core.MaxLimits]any
+	ttl    int64
 	// script is the script the command runs, lua its source for EVAL.
 	script *redis.Script
 	lua    string
@@ -52,17 +62,25 @@ type call struct {
 func newCall(key string, now int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.script, c.lua = key, takeScript, takeLua
-	c.nums[0], c.nums[1] = now, req.Cost
-	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
-	n := 2
+	var limits [core.MaxLimits]int64
+	var longest time.Duration
+	b := c.packed[:0]
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(now)))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))
+	for i, r := range req.Limits {
+		limits[i] = r.Limit
+		longest = max(longest, r.Period)
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(valueSize(limits[:len(req.Limits)]))))
 	for _, r := range req.Limits {
-		c.nums[n], c.nums[n+1], c.nums[n+2] = int64(r.Period/time.Microsecond), r.Limit, window.ShapeOf(r.Period).Unit/int64(time.Microsecond)
-		n += 3
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Period/time.Microsecond)))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Limit)))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(window.ShapeOf(r.Period).Unit/int64(time.Microsecond))))
 	}
-	for i := range n {
-		c.args[4+i] = &c.nums[i]
-	}
-	c.n = 4 + n
+	c.ttl = int64((longest + time.Millisecond - 1) / time.Millisecond)
+	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
+	c.args[4], c.args[5] = c.views[len(req.Limits)-1], &c.ttl
+	c.n = 6
 	return c
 }
 
@@ -82,7 +100,13 @@ const numArgs = 2 + 3*core.MaxLimits
 // takeSHA is takeScript's SHA-1, read once.
 var takeSHA = takeScript.Hash()
 
-var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+var callPool = sync.Pool{New: func() any {
+	c := &call{done: make(chan struct{}, 1)}
+	for i := range c.views {
+		c.views[i] = c.packed[:8*(3+3*(i+1))]
+	}
+	return c
+}}
 
 // finish hands the answer back to the waiting Take. The sender must not touch
 // c afterwards.

@@ -284,21 +284,29 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		at = now
 	}
 	var out [2 + 3*core.MaxLimits]int64
-	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
+	n := len(req.Limits)
+	k, err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*n])
+	if err == nil && k != 1+n && k != 2+3*n {
+		err = fmt.Errorf("script returned %d values, want %d or %d", k, 1+n, 2+3*n)
+	}
+	if err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
-	res := core.Result{Allowed: out[0] == 1}
+	// An admitted request's answer is short (see takeScript): each window
+	// resets a period from now and nothing waits.
+	res := core.Result{Allowed: out[0] == 1 && k == 1+n}
 	for i, r := range req.Limits {
-		v := out[1+3*i:]
-		res.Limits[i] = core.LimitStatus{
-			Rate:       r,
-			Remaining:  v[0],
-			Reset:      time.Duration(v[1]) * time.Microsecond,
-			RetryAfter: time.Duration(v[2]) * time.Microsecond,
+		st := core.LimitStatus{Rate: r}
+		if res.Allowed {
+			st.Remaining, st.Reset = out[1+i], r.Period
+		} else {
+			v := out[1+3*i:]
+			st.Remaining, st.Reset, st.RetryAfter = v[0], time.Duration(v[1])*time.Microsecond, time.Duration(v[2])*time.Microsecond
 		}
+		res.Limits[i] = st
 	}
-	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
+	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
 		s.cache.remember(&ck, now, req.Cost, one, &res)
 	}
 	return res, nil
@@ -317,36 +325,37 @@ func (s *Store) admit(nd *node) error {
 }
 
 // run runs c on node nd, in a batch or alone, and reads the script's
-// answer into out, which must be exactly as long as the answer. It releases
-// c unless the caller left before the answer or c is lost.
-func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) error {
+// answer, a list of integers no longer than out, into out; it returns
+// their number. It releases c unless the caller left before the answer or
+// c is lost.
+func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, error) {
 	if s.batched {
 		c.ctx = ctx
 		if err := nd.do(ctx, c); err != nil {
-			return err // the caller left: the sender may still hold c
+			return 0, err // the caller left: the sender may still hold c
 		}
 	} else {
 		nd.doAlone(ctx, c)
 	}
 	defer c.release()
 	if c.err != nil {
-		return c.err
+		return 0, c.err
 	}
 	vals, err := c.cmd.Slice()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if len(vals) != len(out) {
-		return fmt.Errorf("script returned %d values, want %d", len(vals), len(out))
+	if len(vals) > len(out) {
+		return 0, fmt.Errorf("script returned %d values, want at most %d", len(vals), len(out))
 	}
 	for i, v := range vals {
 		n, ok := v.(int64)
 		if !ok {
-			return fmt.Errorf("script returned %T, want integers", v)
+			return 0, fmt.Errorf("script returned %T, want integers", v)
 		}
 		out[i] = n
 	}
-	return nil
+	return len(vals), nil
 }
 
 // Shared reports that counts are shared by every process using the same
