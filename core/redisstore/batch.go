@@ -77,7 +77,7 @@ func newCall(key string, now int64, req *core.Request) *call {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Limit)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(window.ShapeOf(r.Period).Unit/int64(time.Microsecond))))
 	}
-	c.ttl = int64((longest + time.Millisecond - 1) / time.Millisecond)
+	c.ttl = int64((valueTTL(longest) + time.Millisecond - 1) / time.Millisecond)
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
 	c.args[4], c.args[5] = c.views[len(req.Limits)-1], &c.ttl
 	c.n = 6

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -19,15 +20,16 @@ import (
 // each window, its 21 counters (counter j holds bucket number mod 21), 2
 // bytes each for a limit up to 65,535 and 4 bytes above: 8 + 48 bytes a
 // limit. It is read with one GET and written whole with one SET, which
-// also sets the time to live. A refused request writes nothing, unless the
-// clock stepped back far enough to move the counts.
+// sets or keeps the time to live (see ARGV[2]). A refused request writes
+// nothing, unless the clock stepped back far enough to move the counts.
 //
 // ARGV[1] packs the numbers, little-endian doubles (all integers below
 // 2^53, so exact): now (µs since the Unix epoch, or -1 to read the
 // server's TIME), cost, the length of the value (see valueSize), then for
 // each window its period (µs, a multiple of 20), its limit and the unit
 // of its Prev (µs, window.Shape.Unit). ARGV[2] is the time to live of the
-// value in milliseconds: the longest period, rounded up. They come packed
+// value in milliseconds (valueTTL, rounded up), which it sets at most once
+// a bucket of the longest window and keeps otherwise. They come packed
 // and precomputed because converting a decimal argument to a number costs
 // Redis more than the rest of a decision's arithmetic (ADR 0043).
 //
@@ -48,6 +50,16 @@ func valueSize(limits []int64) int {
 		size += 6 + window.Slots*counterSize(l)
 	}
 	return size
+}
+
+// valueTTL returns the time to live the take script gives a caller's key
+// when it sets one, for windows whose longest period is longest: the
+// period, one of its buckets and window.StepBack. The script sets it once
+// in each span of a bucket, at the first write of the span, and keeps it
+// on the later ones: a second covers a clock that read up to StepBack
+// behind the one of that first write.
+func valueTTL(longest time.Duration) time.Duration {
+	return longest + time.Duration(window.Width(longest)+window.StepBack)
 }
 
 // counterSize returns the bytes of one counter of a window of the given
@@ -152,9 +164,12 @@ else
 	out = {1, 0, 0, 0, 0}
 end
 local head, body, at, copied = '', '', 9 + 6 * n, 9 + 6 * n
-local allowed = true
+local allowed, longest = true, 0
 for i = 0, n - 1 do
 	local period, limit, unit = get('<ddd', args, 25 + 24 * i)
+	if period > longest then
+		longest = period
+	end
 	local cs = 4
 	if limit <= NARROW then
 		cs = 2
@@ -302,8 +317,21 @@ for i = 0, n - 1 do
 end
 
 if allowed then
-	-- Every window is certainly empty one longest period after now.
-	redis.call('SET', KEYS[1], pack('<d', now) .. head .. body .. sub(stored, copied), 'PX', ARGV[2])
+	-- Every window is certainly empty one longest period after now. The
+	-- first write in each span of a bucket of the longest window sets the
+	-- time to live to the longest period, a bucket and a second (ARGV[2]):
+	-- that covers every later write of the span, which keeps it (KEEPTTL),
+	-- as setting it costs Redis more than the write (ADR 0043). A write
+	-- follows the admitted request of last, so a key whose last request
+	-- is in the same span has had its time to live set in it; not after
+	-- a merge, which is no sign of how long ago that was.
+	local v = pack('<d', now) .. head .. body .. sub(stored, copied)
+	local g = longest / BUCKETS
+	if last > 0 and not merged and (now - fmod(now, g)) == (last - fmod(last, g)) then
+		redis.call('SET', KEYS[1], v, 'KEEPTTL')
+	else
+		redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+	end
 	return out
 end
 
