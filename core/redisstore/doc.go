@@ -62,9 +62,10 @@
 // (default 4096). A Take that finds the queue full waits for room, for as
 // long as the node keeps answering: it is still counted (backpressure).
 //
-// Batches are sent by goroutines that run only while decisions are waiting
-// and exit when the queue is empty: an idle store runs no goroutine and
-// needs no Close. A batch is sent with a context of its own (the callers'
+// Batches are sent by goroutines that run while decisions are waiting and
+// exit when the queue has stayed empty for 100ms: a store that keeps
+// deciding keeps its senders, an idle store soon runs no goroutine, and
+// none needs Close. A batch is sent with a context of its own (the callers'
 // contexts bound their waits, not the batch), so values carried by a
 // caller's context do not reach go-redis hooks. [Store.Stats] counts the
 // round trips.

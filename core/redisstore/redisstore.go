@@ -171,8 +171,8 @@ var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
 // process that uses the same Redis and Prefix. Build it with [New]. It is
 // safe for concurrent use. It sends the decisions of concurrent Takes
 // together (see Batching in the package documentation) from goroutines that
-// run only while decisions are waiting, so an idle Store runs no goroutine
-// and needs no Close.
+// run while decisions are waiting and for 100ms after, so an idle Store
+// soon runs no goroutine and needs no Close.
 type Store struct {
 	client  redis.UniversalClient
 	prefix  string
@@ -218,6 +218,7 @@ func New(cfg Config) (*Store, error) {
 			counters: &s.stats,
 			answered: s.nodes.answered,
 			room:     make(chan struct{}, cfg.MaxQueue),
+			wake:     make(chan struct{}, 1),
 			flushed:  make(chan struct{}),
 		}
 	}
