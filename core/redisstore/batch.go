@@ -38,12 +38,12 @@ type call struct {
 	// nums are the balance script's ARGV: see balance.go.
 	nums [numArgs]int64
 	// packed is the take script's ARGV[1] (see takeScript): now (µs, or
-	// -1 for the server's clock), cost, the value's length, then a period
+	// -1 for the server's clock), cost, then a period
 	// (µs), a limit and a unit of Prev (µs) per window, as little-endian
 	// doubles; views holds it boxed as an argument, a slice per number of
 	// windows, made once with the call so that building a command boxes
 	// nothing. ttl is ARGV[2], the value's time to live (ms).
-	packed [8 * (3 + 3*core.MaxLimits)]byte
+	packed [8 * (2 + 3*core.MaxLimits)]byte
 	views  [core.MaxLimits]any
 	ttl    int64
 	// script is the script the command runs, lua its source for EVAL.
@@ -62,17 +62,12 @@ type call struct {
 func newCall(key string, now int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.script, c.lua = key, takeScript, takeLua
-	var limits [core.MaxLimits]int64
 	var longest time.Duration
 	b := c.packed[:0]
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(now)))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))
-	for i, r := range req.Limits {
-		limits[i] = r.Limit
-		longest = max(longest, r.Period)
-	}
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(valueSize(limits[:len(req.Limits)]))))
 	for _, r := range req.Limits {
+		longest = max(longest, r.Period)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Period/time.Microsecond)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Limit)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(window.ShapeOf(r.Period).Unit/int64(time.Microsecond))))
@@ -103,7 +98,7 @@ var takeSHA = takeScript.Hash()
 var callPool = sync.Pool{New: func() any {
 	c := &call{done: make(chan struct{}, 1)}
 	for i := range c.views {
-		c.views[i] = c.packed[:8*(3+3*(i+1))]
+		c.views[i] = c.packed[:8*(2+3*(i+1))]
 	}
 	return c
 }}

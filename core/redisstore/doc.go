@@ -21,8 +21,11 @@
 // the limits in order: limiters that enforce other periods keep other
 // counts, as in memstore. The value packs the time of the last admitted
 // request and, per limit, the sum of its counters, a 2-byte time (the
-// Prev of ADR 0001) and 21 counters of 2 bytes (4 for a limit above
-// 65,535): 104 bytes for a minute and a day limit.
+// Prev of ADR 0001), a byte that says which limits have counters of 4
+// bytes, and 21 counters of 2 bytes (4 for a limit above 65,535, or when
+// another version of the service with such a limit wrote them): 105 bytes
+// for a minute and a day limit. Limiters whose limits differ only in
+// their numbers share the count, whatever the widths they need.
 // PREFIX (default "ratescope:") lets several applications share one Redis.
 //
 // A caller's decaying balance ([core.BalanceStore]) lives under the same

@@ -227,12 +227,13 @@ func TestKeysExpire(t *testing.T) {
 				require.NoError(t, err)
 				assert.LessOrEqual(t, ttl, longest, "key %q", k)
 				assert.Greater(t, ttl, longest-time.Second, "key %q", k)
-				// The last request (8 bytes) and, per limit, the sum of
-				// its counters (4), Prev (2) and 21 counters of 2 bytes:
-				// 8 + 2 × 48 = 104 bytes for two limits.
+				// The last request (8 bytes), per limit the sum of its
+				// counters (4) and Prev (2), the counters' widths (1),
+				// then per limit 21 counters of 2 bytes: 8 + 1 + 2 × 48
+				// = 105 bytes for two limits.
 				n, err := client.StrLen(ctx, k).Result()
 				require.NoError(t, err)
-				assert.Equal(t, int64(104), n, "key %q: bytes", k)
+				assert.Equal(t, int64(105), n, "key %q: bytes", k)
 			}
 		})
 	}

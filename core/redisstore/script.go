@@ -16,17 +16,22 @@ import (
 // KEYS[1] is the caller's key. Its value packs, little-endian, a header:
 // the time of the last admitted request (a double: microseconds since the
 // Unix epoch, exact below 2^53) and, for each window, the sum of its
-// counters (4 bytes) and its Prev (2 bytes, see window.Counts); then, for
-// each window, its 21 counters (counter j holds bucket number mod 21), 2
-// bytes each for a limit up to 65,535 and 4 bytes above: 8 + 48 bytes a
-// limit. It is read with one GET and written whole with one SET, which
-// sets or keeps the time to live (see ARGV[2]). A refused request writes
-// nothing, unless the clock stepped back far enough to move the counts.
+// counters (4 bytes) and its Prev (2 bytes, see window.Counts), and one
+// byte whose bit i says that window i's counters are 4 bytes wide; then,
+// for each window, its 21 counters (counter j holds bucket number mod 21),
+// 2 bytes each for a limit up to 65,535 and 4 bytes above: 9 + 48 bytes
+// for one limit, 48 more a limit. The widths are in the value, not
+// inferred from the limits, so that a version of the service whose limit
+// needs the other width (a rolling deploy moving a limit across 65,535)
+// reads the same counts: narrow counters are widened when a limit needs
+// it, and wide ones stay wide until the key expires. It is read with one
+// GET and written whole with one SET, which sets or keeps the time to live
+// (see ARGV[2]). A refused request writes nothing, unless the clock
+// stepped back far enough to move the counts.
 //
 // ARGV[1] packs the numbers, little-endian doubles (all integers below
 // 2^53, so exact): now (µs since the Unix epoch, or -1 to read the
-// server's TIME), cost, the length of the value (see valueSize), then for
-// each window its period (µs, a multiple of 20), its limit and the unit
+// server's TIME), cost, then for each window its period (µs, a multiple of 20), its limit and the unit
 // of its Prev (µs, window.Shape.Unit). ARGV[2] is the time to live of the
 // value in milliseconds (valueTTL, rounded up), which it sets at most once
 // a bucket of the longest window and keeps otherwise. They come packed
@@ -42,16 +47,6 @@ import (
 // out of Lua's doubles.
 var takeScript = redis.NewScript(takeLua)
 
-// valueSize returns the length of the value of a caller's key whose
-// windows have the given limits: see takeScript.
-func valueSize(limits []int64) int {
-	size := 8
-	for _, l := range limits {
-		size += 6 + window.Slots*counterSize(l)
-	}
-	return size
-}
-
 // valueTTL returns the time to live the take script gives a caller's key
 // when it sets one, for windows whose longest period is longest: the
 // period, one of its buckets and window.StepBack. The script sets it once
@@ -60,15 +55,6 @@ func valueSize(limits []int64) int {
 // behind the one of that first write.
 func valueTTL(longest time.Duration) time.Duration {
 	return longest + time.Duration(window.Width(longest)+window.StepBack)
-}
-
-// counterSize returns the bytes of one counter of a window of the given
-// limit in Redis.
-func counterSize(limit int64) int {
-	if window.Narrow(limit) {
-		return 2
-	}
-	return 4
 }
 
 // nowLua sets the local now, in microseconds since the Unix epoch, from
@@ -100,12 +86,12 @@ local NARROW = 65535
 local PREV_SET = 32768
 -- ZEROS is the longest value, all zeros; ALL2 and ALL4 read or write the
 -- 21 counters of a window.
-local ZEROS = '` + strings.Repeat(`\0`, 8+6*4+4*window.Slots*4) + `'
+local ZEROS = '` + strings.Repeat(`\0`, 9+6*4+4*window.Slots*4) + `'
 local ALL2, ALL4 = '<` + strings.Repeat("I2", window.Slots) + `', '<` + strings.Repeat("I4", window.Slots) + `'
 local fmod, byte, char, sub, get, pack = math.fmod, string.byte, string.char, string.sub, struct.unpack, struct.pack
 local args = ARGV[1]
-local n = (#args / 8 - 3) / 3
-local now, cost, size = get('<ddd', args)
+local n = (#args / 8 - 2) / 3
+local now, cost = get('<dd', args)
 if now < 0 then
 ` + timeLua + `
 end
@@ -115,12 +101,32 @@ end
 -- for every request, creating a closure, a table or a string costs more
 -- than the arithmetic, and so does each value struct.pack and
 -- struct.unpack convert. floor(a / b) is computed as (a - fmod(a, b)) /
--- b, exact where a / b may round. Window i's arguments start at byte 25 +
--- 24 * i of args, its sum and Prev at byte 9 + 6 * i of the value.
+-- b, exact where a / b may round. Window i's arguments start at byte 17 +
+-- 24 * i of args, its sum and Prev at byte 9 + 6 * i of the value; the
+-- widths' byte is byte 9 + 6 * n, bit i (value 2^i) for window i.
 
 local stored = redis.call('GET', KEYS[1])
-if not stored or #stored ~= size then
-	stored = sub(ZEROS, 1, size)
+local hsize, mask = 9 + 6 * n, 0
+if stored and #stored > hsize then
+	mask = byte(stored, hsize)
+	local size, bit = hsize, 1
+	for i = 0, n - 1 do
+		if mask % (2 * bit) >= bit then
+			size = size + 4 * SLOTS
+		else
+			size = size + 2 * SLOTS
+		end
+		bit = 2 * bit
+	end
+	if mask >= bit or size ~= #stored then
+		stored = nil
+	end
+else
+	stored = nil
+end
+if not stored then
+	-- No count: a value of zeros, with 2-byte counters.
+	stored, mask = sub(ZEROS, 1, hsize + n * 2 * SLOTS), 0
 end
 local last = get('<d', stored)
 
@@ -130,27 +136,33 @@ if now < last then
 		-- A small step back is read as the clock standing still.
 		now, stood = last, true
 	else
-		-- A large one: every count is treated as made now.
-		local head, body = '', ''
+		-- A large one: every count is treated as made now, in the
+		-- widths it was written in.
+		local head, body, bit = '', '', 1
 		for i = 0, n - 1 do
-			local period, limit = get('<dd', args, 25 + 24 * i)
-			local cs, fmt = 4, '<I4'
-			if limit <= NARROW then
-				cs, fmt = 2, '<I2'
+			local period = get('<d', args, 17 + 24 * i)
+			local cs, fmt = 2, '<I2'
+			if mask % (2 * bit) >= bit then
+				cs, fmt = 4, '<I4'
 			end
+			bit = 2 * bit
 			local width = period / BUCKETS
 			local sum = get('<I4', stored, 9 + 6 * i)
 			local o = ((now - fmod(now, width)) / width % SLOTS) * cs
 			head = head .. pack('<I4I2', sum, 0)
 			body = body .. sub(ZEROS, 1, o) .. pack(fmt, sum) .. sub(ZEROS, 1, (SLOTS - 1) * cs - o)
 		end
-		stored, last, merged = pack('<d', now) .. head .. body, now, true
+		stored, last, merged = pack('<d', now) .. head .. char(mask) .. body, now, true
 	end
 end
 
 -- One pass over the windows decides the request and, while every window
--- has room, builds the value to write: head holds the new sums and Prevs;
--- body the counters up to byte copied (excluded), the rest is as stored.
+-- has room, builds the value to write: head holds the new sums and Prevs,
+-- widths the new widths' byte; body the counters up to byte copied of the
+-- stored value (excluded), the rest is as stored. A window's counters
+-- keep the width they were written in (another version of the service,
+-- with other limits, may have chosen it: a rolling deploy), but 2-byte
+-- counters that the limit needs wider are widened.
 -- The first window without room ends the pass: the request is refused,
 -- and the answer is worked out further down.
 local out
@@ -163,21 +175,30 @@ elseif n == 3 then
 else
 	out = {1, 0, 0, 0, 0}
 end
-local head, body, at, copied = '', '', 9 + 6 * n, 9 + 6 * n
-local allowed, longest = true, 0
+local head, body, at, copied = '', '', hsize + 1, hsize + 1
+local allowed, longest, widths, bit = true, 0, 0, 1
 for i = 0, n - 1 do
-	local period, limit, unit = get('<ddd', args, 25 + 24 * i)
+	local period, limit, unit = get('<ddd', args, 17 + 24 * i)
 	if period > longest then
 		longest = period
 	end
-	local cs = 4
-	if limit <= NARROW then
-		cs = 2
+	-- cs is the stored width, ns the new one; len and nlen their blocks.
+	local cs = 2
+	if mask % (2 * bit) >= bit then
+		cs = 4
 	end
-	local len = SLOTS * cs
+	local ns = cs
+	if limit > NARROW then
+		ns = 4
+	end
+	if ns == 4 then
+		widths = widths + bit
+	end
+	bit = 2 * bit
+	local len, nlen = SLOTS * cs, SLOTS * ns
 	local width = period / BUCKETS
 	local cur = (now - fmod(now, width)) / width
-	local co = at + (cur % SLOTS) * cs -- the counter of the bucket of now
+	local co = at + (cur % SLOTS) * cs -- the stored counter of the bucket of now
 	local s0, s1, s2, s3, p0, p1 = byte(stored, 9 + 6 * i, 14 + 6 * i)
 	local sum, prev = s0 + 256 * (s1 + 256 * (s2 + 256 * s3)), p0 + 256 * p1
 	-- v becomes the new counter of the bucket of now, unless block holds
@@ -190,7 +211,7 @@ for i = 0, n - 1 do
 			break
 		end
 		sum, prev = cost, 0
-		block = sub(ZEROS, 1, co - at)
+		block = sub(ZEROS, 1, (cur % SLOTS) * ns)
 		v = cost
 	else
 		local from = (last - fmod(last, width)) / width
@@ -208,7 +229,7 @@ for i = 0, n - 1 do
 			expired = now - p >= period
 		end
 		local drop = expired and pb < from and pb >= cur - BUCKETS
-		if cur == from and not drop then
+		if cur == from and not drop and ns == cs then
 			-- The common case: the request falls in the bucket of last
 			-- and no bucket leaves: one counter changes.
 			if sum + cost > limit then
@@ -227,13 +248,16 @@ for i = 0, n - 1 do
 			end
 			sum = sum + cost
 		else
-			-- Buckets leave the window: its counters, one by one (slot j
-			-- in c[j + 1]).
+			-- Buckets leave the window, or its counters widen: its
+			-- counters, one by one (slot j in c[j + 1]).
 			local all = ALL4
 			if cs == 2 then
 				all = ALL2
 			end
 			local c = {get(all, stored, at)}
+			if ns == 4 then
+				all = ALL4
+			end
 			for b = from + 1, cur do
 				local j = b % SLOTS + 1
 				sum = sum - c[j]
@@ -292,7 +316,7 @@ for i = 0, n - 1 do
 		b0 = v % 256
 		r = (v - b0) / 256
 		local e
-		if cs == 2 then
+		if ns == 2 then
 			e = char(b0, r)
 		else
 			b1 = r % 256
@@ -302,7 +326,7 @@ for i = 0, n - 1 do
 		end
 		if block then
 			-- A window that starts empty: zeros but for the bucket of now.
-			body = body .. sub(stored, copied, at - 1) .. block .. e .. sub(ZEROS, 1, at + len - co - cs)
+			body = body .. sub(stored, copied, at - 1) .. block .. e .. sub(ZEROS, 1, nlen - #block - ns)
 			copied = at + len
 		else
 			body = body .. sub(stored, copied, co - 1) .. e
@@ -325,7 +349,7 @@ if allowed then
 	-- follows the admitted request of last, so a key whose last request
 	-- is in the same span has had its time to live set in it; not after
 	-- a merge, which is no sign of how long ago that was.
-	local v = pack('<d', now) .. head .. body .. sub(stored, copied)
+	local v = pack('<d', now) .. head .. char(widths) .. body .. sub(stored, copied)
 	local g = longest / BUCKETS
 	if last > 0 and not merged and (now - fmod(now, g)) == (last - fmod(last, g)) then
 		redis.call('SET', KEYS[1], v, 'KEEPTTL')
@@ -339,13 +363,14 @@ end
 -- how long a request of the same cost must wait, and one of cost 1.
 local one = 0
 out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-at = 9 + 6 * n
+at, bit = hsize + 1, 1
 for i = 0, n - 1 do
-	local period, limit, unit = get('<ddd', args, 25 + 24 * i)
-	local cs, all = 4, ALL4
-	if limit <= NARROW then
-		cs, all = 2, ALL2
+	local period, limit, unit = get('<ddd', args, 17 + 24 * i)
+	local cs, all = 2, ALL2
+	if mask % (2 * bit) >= bit then
+		cs, all = 4, ALL4
 	end
+	bit = 2 * bit
 	local width = period / BUCKETS
 	local from = (last - fmod(last, width)) / width
 	local cur = (now - fmod(now, width)) / width
