@@ -109,9 +109,13 @@
 //
 // # Expiry
 //
-// Every write sets the key's time to live to the longest period: then
-// every window is certainly empty, since all the requests it counts are at
-// or before the last admitted one. A refused request writes nothing, unless
+// A key lives at least the longest period after the last admitted
+// request: then every window is certainly empty, since all the requests it
+// counts are at or before the last admitted one. The first write in each
+// bucket of the longest period sets its time to live to the period, a
+// bucket and a second; the later writes of the bucket keep it (SET
+// KEEPTTL, Redis 6.0 or later), which costs Redis less than setting it, so
+// a key lives at most a twentieth of its period and a second longer. A refused request writes nothing, unless
 // the clock stepped back far enough to move the counts. A caller that goes
 // quiet leaves nothing behind.
 //
