@@ -139,13 +139,13 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 // holds errNoAnswer and is lost, because go-redis may still be writing its
 // command), or the round trip ended with no reply to any call (an error
 // reply is a reply, see replied).
-func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness) (trips int, stalled bool) {
+func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness, w *workers) (trips int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
 	ctx, cancel := context.WithTimeout(context.Background(), hardTimeout(timeout))
 	done := make(chan int, 1)
 	sent := time.Now()
-	go func() {
+	w.run(func() {
 		defer cancel()
 		trips := 1
 		pipe := client.Pipeline()
@@ -192,7 +192,7 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 		}
 		node.answered(live)
 		done <- trips
-	}()
+	})
 	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
 		return trips, !anyAnswered(live)
@@ -201,6 +201,44 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
 	return 1, true
+}
+
+// workers runs the round trips of a node's batches on goroutines that
+// outlive a batch: one waits up to senderIdle for the next round trip
+// before it exits, so that a node that keeps deciding does not start a
+// goroutine, and grow its stack, per batch (ADR 0043). A round trip that
+// hangs keeps its goroutine, and the next one gets another.
+type workers struct {
+	jobs chan func() // unbuffered: a job is taken only by an idle worker
+}
+
+// run runs job on an idle worker, or on a new one if none is idle.
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+// work runs job, then the jobs it is given, until it has waited senderIdle
+// for one.
+func (w *workers) work(job func()) {
+	var idle *time.Timer
+	for {
+		job()
+		if idle == nil {
+			idle = time.NewTimer(senderIdle)
+		} else {
+			idle.Reset(senderIdle)
+		}
+		select {
+		case job = <-w.jobs:
+			idle.Stop()
+		case <-idle.C:
+			return
+		}
+	}
 }
 
 // hardTimeout is the deadline of a round trip's context, which reaches the

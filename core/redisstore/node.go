@@ -40,7 +40,8 @@ type node struct {
 	counters *counters
 	answered func() // told of every batch Redis answered
 
-	room chan struct{} // a token per queued call: capacity maxQueue
+	room    chan struct{} // a token per queued call: capacity maxQueue
+	workers workers       // run the round trips
 
 	mu      sync.Mutex
 	queue   []*call
@@ -188,7 +189,7 @@ func (n *node) send(batch []*call) {
 		n.breaker.abandoned()
 		return
 	}
-	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness)
+	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness, &n.workers)
 	var err error
 	failed := 0
 	answered := false

@@ -219,6 +219,7 @@ func New(cfg Config) (*Store, error) {
 			answered: s.nodes.answered,
 			room:     make(chan struct{}, cfg.MaxQueue),
 			wake:     make(chan struct{}, 1),
+			workers:  workers{jobs: make(chan func())},
 			flushed:  make(chan struct{}),
 		}
 	}
