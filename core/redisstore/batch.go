@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,7 +140,7 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness, w *workers) (trips int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
-	ctx, cancel := context.WithTimeout(context.Background(), hardTimeout(timeout))
+	ctx, cancel := context.WithTimeout(context.Background(), ceiling(timeout))
 	done := make(chan int, 1)
 	sent := time.Now()
 	w.run(func() {
@@ -241,14 +239,16 @@ func (w *workers) work(job func()) {
 	}
 }
 
-// hardTimeout is the deadline of a round trip's context, which reaches the
-// socket when the client has ContextTimeoutEnabled: past timeout, so that
-// a process too busy to read an answer in time does not turn it into a
-// failure, but bounded, so that a loaded process with Redis down is still
-// not slow, and a command the store gave up on does not hold its
-// connection for long.
-func hardTimeout(timeout time.Duration) time.Duration {
-	return 4 * timeout
+// ceiling is the longest the store waits for a round trip, and the
+// deadline of its context, which reaches the socket when the client has
+// ContextTimeoutEnabled: 40 × timeout, and at least 10s, far past timeout,
+// so that a process too slow to read an answer in time does not turn it
+// into a failure (ADR 0041), but bounded, so that a wait ends whatever the
+// process measures of its own lag, and a command the store gave up on does
+// not hold its connection for ever. A server whose goroutines wait 10s for
+// a CPU no longer serves its callers anyway.
+func ceiling(timeout time.Duration) time.Duration {
+	return max(40*timeout, 10*time.Second)
 }
 
 // liveness is when a node last answered (an error reply counts, see
@@ -266,21 +266,34 @@ func (l *liveness) answered(live []*call) {
 }
 
 // await waits for the end of a round trip sent at sent (a value on done), for
-// ctx to end, or until the node has stalled: it has given no answer for
-// timeout since the round trip was sent. Two things do not count as a stall:
-// a node that answered other round trips since (the wait goes on until it
-// too has been silent for timeout), and a process too busy to have read the
-// answer: it noticed its own timer late, or it has goroutines waiting for a
-// CPU (the goroutine reading the answer may be among them). That is our
-// load, not Redis's silence, and the wait goes on a little, to give the
-// reader its turn. Whatever happens, it stops waiting after hardTimeout. It
-// reports false when it stopped waiting without an answer.
+// ctx to end, or until the node has stalled. It reports false when it
+// stopped waiting without an answer.
+//
+// The node has stalled when it has given no answer for timeout, counted on
+// Redis's side rather than on the progress of our own goroutines (ADR
+// 0041): an answer that Redis sent in time is read by a goroutine woken by
+// the network, which waits for a CPU as long as the process lags behind.
+// lag is the worst lag (see lag) the process showed at the checks of this
+// wait, one when the timer fires at due and one every timeout/4 after; a
+// check that measures under timeout/8 without a run-queue backlog finds
+// the process on time. due is timeout after the round trip was sent, or
+// after the node's last answer to another round trip if it answered since.
+// await gives up at the first check that finds the process on time at or
+// after due + 2 x lag (it caught up, and the answer is still missing); at a
+// check that finds it lagging, only at or after due + 4 x lag and 4 x
+// timeout after the round trip was sent (the bound of ADR 0040, kept as a
+// floor: the lag it measures may be short of the reader's); and at ceiling
+// whatever happens. A process that is not slowed thus gives up at about
+// timeout.
 func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration, node *liveness) (T, bool) {
+	limit := sent.Add(ceiling(timeout))
+	var zero T
 	due := sent.Add(timeout)
-	limit := sent.Add(hardTimeout(timeout))
+	fires := due // when the timer is set to fire
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	var zero T
+	var meter lag
+	var worst time.Duration
 	for {
 		select {
 		case v := <-done:
@@ -289,41 +302,42 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 			return zero, false
 		case <-timer.C:
 		}
-		runtime.Gosched() // let a goroutine with an answer run first
+		// Measuring yields: a goroutine with an answer may run first.
+		behind, backlog := meter.measure(time.Since(fires))
 		select {
 		case v := <-done:
 			return v, true
 		default:
 		}
 		now := time.Now()
-		late := now.Sub(due)
 		if last := time.Unix(0, node.last.Load()); last.After(sent) {
 			due = last.Add(timeout)
 		}
-		switch {
-		case !now.Before(limit):
-			return zero, false
-		case due.After(now): // the node answered since: wait on
-		case late > timeout/8 || busy():
-			due = now.Add(timeout / 4) // we are loaded: let others run
-		default:
+		lagging := behind > timeout/8 || backlog
+		if lagging {
+			worst = max(worst, behind, timeout/8)
+		}
+		end := due.Add(2 * worst)
+		if lagging {
+			end = due.Add(4 * worst)
+			if floor := sent.Add(4 * timeout); floor.After(end) {
+				end = floor
+			}
+		}
+		if !end.After(now) || !now.Before(limit) {
 			return zero, false
 		}
-		// Never past limit, however recent the node's last answer.
-		if due.After(limit) {
-			due = limit
+		// The node answered since, or we lag: wait on, and look again
+		// soon, as the lag changes when the process catches up.
+		fires = now.Add(timeout / 4)
+		if end.After(now) && end.Before(fires) {
+			fires = end
 		}
-		timer.Reset(due.Sub(now))
+		if limit.Before(fires) {
+			fires = limit
+		}
+		timer.Reset(fires.Sub(now))
 	}
-}
-
-// busy reports whether the process has more goroutines ready to run than a
-// few per CPU, as the runtime counts them: a goroutine woken by an answer
-// from Redis then waits its turn behind them.
-func busy() bool {
-	s := []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}}
-	metrics.Read(s)
-	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > uint64(4*runtime.GOMAXPROCS(0))
 }
 
 // redirected reports whether err is a cluster redirection: the key's slot

@@ -187,8 +187,8 @@ func TestIdleStoreRunsNothing(t *testing.T) {
 }
 
 // TestTimeoutInBatch pauses Redis under a burst of decisions: every caller
-// gives up after about Timeout (up to 4 × Timeout on a loaded process), or
-// at its own shorter deadline, whether its command
+// gives up after about Timeout (on a slowed process, while it lags, up to
+// the bound of ADR 0041), or at its own shorter deadline, whether its command
 // was in flight or still queued behind a batch, and once Redis resumes the
 // store works again.
 func TestTimeoutInBatch(t *testing.T) {
@@ -233,12 +233,16 @@ func TestTimeoutInBatch(t *testing.T) {
 				assert.True(t, errors.Is(err, context.DeadlineExceeded) || isTimeout(err), "a timeout: %v", err)
 			}
 			// A caller gives up at its own deadline, or when the batch
-			// in flight has gone Timeout without an answer (up to
-			// 4 × Timeout on a loaded process): a caller queued behind
-			// a batch sent before it may fail with it, a little before
+			// in flight has gone Timeout without an answer (on a slowed
+			// process, while it lags): a caller queued behind a
+			// batch sent before it may fail with it, a little before
 			// its own Timeout.
 			assert.GreaterOrEqual(t, took, want/2, "waited for about its deadline")
-			assert.Less(t, took, want+time.Second, "gave up about at its deadline")
+			limit := want + time.Second
+			if want == timeout {
+				limit = bound(timeout)
+			}
+			assert.Less(t, took, limit, "gave up by its deadline")
 		})
 	}
 	wg.Wait()

@@ -126,12 +126,27 @@
 // the batch was sent. A decision queued behind other batches waits while
 // its node keeps answering, and is counted; when the node stalls, the
 // decisions of the batch in flight and every decision waiting behind it
-// fail within Timeout. The store bounds the wait itself, on a timer of its
-// own, whatever the client's settings: without ContextTimeoutEnabled a
-// decision still gives up after Timeout (the command's connection stays
-// busy until the client's ReadTimeout). A process so loaded that it notices
-// its own timer late, or has goroutines waiting for a CPU, waits on a
-// little before it blames Redis, never more than four times Timeout in all.
+// fail. The store bounds the wait itself, on a timer of its own, whatever
+// the client's settings: without ContextTimeoutEnabled a decision still
+// gives up (the command's connection stays busy until the client's
+// ReadTimeout).
+//
+// Timeout is Redis's time, not the progress of our goroutines: an answer
+// is read by a goroutine woken by the network, which waits for a CPU like
+// any other, so a process that lags behind (a burst of thousands of
+// goroutines, CPU-bound work, the garbage collector, the race detector)
+// reads answers that Redis sent in time late. An attacker who can slow
+// the process must not turn the limits off by that alone, so the store
+// measures its own lag while it waits (how long a yielding goroutine waits
+// to run again, the runtime's record of how long goroutines waited for a
+// CPU, how late its own timer fired) and blames Redis only once the
+// process has caught up: at the first check that finds it on time at or
+// after Timeout + 2 × the worst lag it showed, or at Timeout + 4 × that lag
+// if it stays slowed, never past 40 × Timeout or 10s, whichever is longer.
+// A process that is not slowed gives up on a silent Redis at about
+// Timeout; a slowed one waits as long as it lags, and counts the
+// decisions Redis answered. docs/adr/0041-a-slow-process-is-not-a-slow-redis.md
+// has the measurements.
 // An error reply (a full Redis, a key of another type) fails its decision
 // but is an answer: the node has not stalled, and the decisions queued
 // behind it are still sent (the breaker, below, counts it as a failure).

@@ -121,7 +121,10 @@ func TestBreaker(t *testing.T) {
 }
 
 // TestTimeout pauses Redis: it takes the connection but never answers, and
-// the call must give up after Timeout.
+// the call must give up: at about Timeout in a process that is not slowed
+// (TestQuietProcessGivesUp, without the race detector), within the
+// documented bound in one as slowed as this package's tests under -race
+// beside the other packages' (ADR 0041).
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -140,7 +143,7 @@ func TestTimeout(t *testing.T) {
 	t.Logf("a call to a hung Redis with a 50ms timeout took %s", took)
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded) || isTimeout(err), "a timeout: %v", err)
-	assert.Less(t, took, time.Second)
+	assert.Less(t, took, bound(50*time.Millisecond))
 }
 
 func isTimeout(err error) bool {
@@ -326,8 +329,8 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 // TestRedisSlow makes a server of the test's own slow: it sleeps 20ms at a
 // time (DEBUG SLEEP), answering for 5ms in between, for a second, under the
 // load of 20 clients. Slower than usual but within Timeout, every decision is
-// counted; then a 500ms sleep, past Timeout, fails the decisions open after
-// about Timeout.
+// counted; then an 11s sleep, past Timeout, fails the decisions open after
+// about Timeout (see TestTimeout).
 func TestRedisSlow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -364,16 +367,16 @@ func TestRedisSlow(t *testing.T) {
 	assert.Zero(t, o.failed.Load(), "slow but within Timeout: every decision counted")
 	assert.Greater(t, time.Duration(o.slowest.Load()), 15*time.Millisecond, "Redis was slow")
 
-	wg.Go(func() { _ = sleeper.Do(ctx, "debug", "sleep", "0.5").Err() })
+	wg.Go(func() { _ = sleeper.Do(ctx, "debug", "sleep", "11").Err() })
 	time.Sleep(50 * time.Millisecond) // let the sleep start: not a window
 	start := time.Now()
 	_, err := s.Take(ctx, core.Request{Scope: "slow", Caller: anon("192.0.2.200"), Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: storetest.Start})
 	took := time.Since(start)
-	t.Logf("during a 500ms sleep, a decision failed open after %s", took)
+	t.Logf("during an 11s sleep, a decision failed open after %s", took)
+	// About Timeout on an idle process; a slowed process waits on while it
+	// lags, at most 10s (ADR 0041): either way, it gave up before the
+	// sleep was over, or Redis would have answered.
 	assert.Error(t, err)
-	// Timeout on an idle process; a process the scheduler runs late (as a
-	// shared test machine can) waits at most 4 × Timeout before it blames
-	// Redis (ADR 0040): either way, before the 500ms sleep is over.
-	assert.Less(t, took, 4*timeout+50*time.Millisecond)
+	assert.Less(t, took, 11*time.Second)
 	wg.Wait()
 }

@@ -260,7 +260,7 @@ func (n *node) record(trips int, err error, failed int) bool {
 // or the error, is in c.
 func (n *node) doAlone(ctx context.Context, c *call) {
 	done := make(chan *redis.Cmd, 1)
-	runCtx, cancel := context.WithTimeout(context.Background(), hardTimeout(n.timeout))
+	runCtx, cancel := context.WithTimeout(context.Background(), ceiling(n.timeout))
 	sent := time.Now()
 	go func() {
 		defer cancel()
