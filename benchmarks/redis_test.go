@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,9 +86,10 @@ func startRedis() (stop func(), err error) {
 const redisGoroutines = 32
 
 // tripCounter is a go-redis hook that counts round trips (one per command
-// sent alone, one per pipeline) and commands.
+// sent alone, one per pipeline) and commands, in all and by name.
 type tripCounter struct {
 	trips, cmds atomic.Int64
+	byName      sync.Map // command name (lower case) -> *atomic.Int64
 }
 
 func (c *tripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -95,6 +98,7 @@ func (c *tripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		c.trips.Add(1)
 		c.cmds.Add(1)
+		c.count(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -103,13 +107,84 @@ func (c *tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		c.trips.Add(1)
 		c.cmds.Add(int64(len(cmds)))
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
 		return next(ctx, cmds)
 	}
+}
+
+func (c *tripCounter) count(cmd redis.Cmder) {
+	v, ok := c.byName.Load(cmd.Name())
+	if !ok {
+		v, _ = c.byName.LoadOrStore(cmd.Name(), new(atomic.Int64))
+	}
+	v.(*atomic.Int64).Add(1)
+}
+
+// sent returns how many commands called name the client sent.
+func (c *tripCounter) sent(name string) int64 {
+	if v, ok := c.byName.Load(name); ok {
+		return v.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 func (c *tripCounter) reset() {
 	c.trips.Store(0)
 	c.cmds.Store(0)
+	c.byName.Range(func(_, v any) bool {
+		v.(*atomic.Int64).Store(0)
+		return true
+	})
+}
+
+// resetRedisStats clears the server's command statistics (CONFIG
+// RESETSTAT), from a client of its own that no tripCounter sees.
+func resetRedisStats(tb testing.TB) {
+	tb.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	if err := rdb.ConfigResetStat(context.Background()).Err(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// redisMicros returns the microseconds Redis spent running the commands
+// that hook saw the client send since the last resetRedisStats, from INFO
+// commandstats: each command's usec, a script's including the commands it
+// calls. A command the client sent that a script also calls (throttled's
+// GET) counts in the share of its calls that the client sent.
+func redisMicros(tb testing.TB, hook *tripCounter) float64 {
+	tb.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
+	for line := range strings.SplitSeq(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_")
+		if !ok {
+			continue
+		}
+		name, fields, _ := strings.Cut(rest, ":")
+		var calls, usec float64
+		for f := range strings.SplitSeq(fields, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "calls":
+				calls, _ = strconv.ParseFloat(v, 64)
+			case "usec":
+				usec, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		if sent := float64(hook.sent(name)); sent > 0 && calls > 0 {
+			total += usec * min(1, sent/calls)
+		}
+	}
+	return total
 }
 
 // newRedis returns a client of the test server with a connection per
@@ -229,65 +304,91 @@ var redisContenders = []redisContender{
 	}},
 }
 
-// BenchmarkRedis decides requests of Callers callers in turn, from
-// redisGoroutines goroutines, against the test redis-server, with one
-// limit and with two (stacked for the peers). It reports Redis round
-// trips per decision and decisions a second.
+// BenchmarkRedis decides requests of Callers callers in turn (callers=10k)
+// from 32 goroutines, against the test redis-server, with one limit and
+// with two (stacked for the peers). The cases of issue 22's targets also
+// run with one caller (callers=1) and from 8 goroutines: ratescope, and
+// ulule with one limit. It reports Redis round trips per decision,
+// decisions a second and the microseconds of Redis time per decision
+// (INFO commandstats, see redisMicros).
 func BenchmarkRedis(b *testing.B) {
+	type shape struct{ callers, goroutines int }
+	all := []shape{{benchmarks.Callers, redisGoroutines}, {1, redisGoroutines}, {benchmarks.Callers, 8}, {1, 8}}
 	for _, c := range redisContenders {
 		for _, limits := range []int{1, 2} {
-			b.Run(fmt.Sprintf("limiter=%s/limits=%d", c.name, limits), func(b *testing.B) {
-				rdb, trips := newRedis(b)
-				decide := c.build(b, rdb, benchmarks.Limit, limits)
-				base := freshCallers(benchmarks.Callers)
-				var start, denied, failed atomic.Int64
-				var lastErr atomic.Value
-				// Every caller is known before the clock starts (and every
-				// script loaded): the steady state of a busy server.
-				warmUp(b, decide, base)
-				trips.reset()
-				b.ReportAllocs()
-				b.SetParallelism(redisGoroutines / max(1, runtimeProcs()))
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					ctx := context.Background()
-					i := int(start.Add(1)) * 7919
-					for pb.Next() {
-						ok, err := decide(ctx, base+i%benchmarks.Callers)
-						switch {
-						case err != nil:
-							failed.Add(1)
-							lastErr.Store(err)
-						case !ok:
-							denied.Add(1)
-						}
-						i++
-					}
-				})
-				b.StopTimer()
-				if n := failed.Load(); n > 0 {
-					b.Fatalf("%d of %d decisions failed, the last with: %v", n, b.N, lastErr.Load())
-				}
-				if n := denied.Load(); n > 0 {
-					b.Fatalf("%d of %d requests denied", n, b.N)
-				}
-				b.ReportMetric(float64(trips.trips.Load())/float64(b.N), "roundtrips/op")
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
-			})
+			shapes := all[:1]
+			if c.name == "ratescope" || c.name == "ulule" && limits == 1 {
+				shapes = all
+			}
+			for _, sh := range shapes {
+				name := fmt.Sprintf("limiter=%s/limits=%d/callers=%s/goroutines=%d", c.name, limits, callersName(sh.callers), sh.goroutines)
+				b.Run(name, func(b *testing.B) { benchRedis(b, c, limits, sh.callers, sh.goroutines) })
+			}
 		}
 	}
 }
 
-// warmUp decides one request of each of Callers callers from base, from
+// callersName is how a benchmark's name says its number of callers: 1 or
+// 10k.
+func callersName(n int) string {
+	if n == benchmarks.Callers {
+		return "10k"
+	}
+	return strconv.Itoa(n)
+}
+
+// benchRedis is one case of BenchmarkRedis.
+func benchRedis(b *testing.B, c redisContender, limits, callers, goroutines int) {
+	rdb, trips := newRedis(b)
+	decide := c.build(b, rdb, benchmarks.Limit, limits)
+	base := freshCallers(callers)
+	var start, denied, failed atomic.Int64
+	var lastErr atomic.Value
+	// Every caller is known before the clock starts (and every script
+	// loaded): the steady state of a busy server.
+	warmUp(b, decide, base, callers)
+	trips.reset()
+	resetRedisStats(b)
+	b.ReportAllocs()
+	b.SetParallelism(max(1, goroutines/runtimeProcs()))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		i := int(start.Add(1)) * 7919
+		for pb.Next() {
+			ok, err := decide(ctx, base+i%callers)
+			switch {
+			case err != nil:
+				failed.Add(1)
+				lastErr.Store(err)
+			case !ok:
+				denied.Add(1)
+			}
+			i++
+		}
+	})
+	b.StopTimer()
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d decisions failed, the last with: %v", n, b.N, lastErr.Load())
+	}
+	if n := denied.Load(); n > 0 {
+		b.Fatalf("%d of %d requests denied", n, b.N)
+	}
+	b.ReportMetric(float64(trips.trips.Load())/float64(b.N), "roundtrips/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+	b.ReportMetric(redisMicros(b, trips)/float64(b.N), "redis-µs/op")
+}
+
+// warmUp decides one request of each of n callers from base, from
 // redisGoroutines goroutines.
-func warmUp(b *testing.B, decide decider, base int) {
+func warmUp(b *testing.B, decide decider, base, n int) {
 	var next atomic.Int64
 	errs := make(chan error, redisGoroutines)
 	for range redisGoroutines {
 		go func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= benchmarks.Callers {
+				if i >= n {
 					errs <- nil
 					return
 				}
@@ -309,9 +410,10 @@ func warmUp(b *testing.B, decide decider, base int) {
 const floodLimit = 10
 
 // BenchmarkFlood has one caller, already over its limits, send requests as
-// fast as redisGoroutines goroutines can. It reports Redis commands per
-// denied request, denied requests a second, and the share of requests
-// allowed (a limit that refills, such as GCRA's, lets a few through).
+// fast as redisGoroutines goroutines can. It reports Redis commands and
+// microseconds of Redis time (see redisMicros) per denied request, denied
+// requests a second, and the share of requests allowed (a limit that
+// refills, such as GCRA's, lets a few through).
 func BenchmarkFlood(b *testing.B) {
 	for _, c := range redisContenders {
 		b.Run("limiter="+c.name, func(b *testing.B) {
@@ -328,6 +430,7 @@ func BenchmarkFlood(b *testing.B) {
 				b.Fatal("the caller is not over its limit")
 			}
 			trips.reset()
+			resetRedisStats(b)
 			var allowed, failed atomic.Int64
 			b.ReportAllocs()
 			b.SetParallelism(redisGoroutines / max(1, runtimeProcs()))
@@ -352,6 +455,7 @@ func BenchmarkFlood(b *testing.B) {
 			b.ReportMetric(float64(trips.trips.Load())/denied, "roundtrips/denied")
 			b.ReportMetric(denied/b.Elapsed().Seconds(), "denied/s")
 			b.ReportMetric(100*float64(allowed.Load())/float64(b.N), "%allowed")
+			b.ReportMetric(redisMicros(b, trips)/denied, "redis-µs/denied")
 		})
 	}
 }

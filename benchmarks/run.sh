@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the comparison benchmarks several times, summarises them with
 # benchstat (medians with their spread) and writes the tables of README.md
-# to results/tables.md. About 12 minutes on 2 cores with the defaults
+# to results/tables.md. About 15 minutes on 2 cores with the defaults
 # (estimated from one pass: 2.5 minutes with COUNT=1 MEM_COUNT=1 BENCHTIME=200ms).
 #
 # Environment:

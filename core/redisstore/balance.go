@@ -39,7 +39,11 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 		return core.BalanceResult{}, err
 	}
 	var out [5]int64
-	if err := s.run(ctx, nd, newBalanceCall(key, now, &req), out[:]); err != nil {
+	k, err := s.run(ctx, nd, newBalanceCall(key, now, &req), out[:])
+	if err == nil && k != len(out) {
+		err = fmt.Errorf("script returned %d values, want %d", k, len(out))
+	}
+	if err != nil {
 		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
 	return core.BalanceResult{Dropped: out[0] == 1, Warned: out[1] == 1, WarnCharged: out[2] == 1, Before: out[3], Balance: out[4]}, nil

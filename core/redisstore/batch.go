@@ -26,13 +26,21 @@ import (
 // an interface without an allocation.
 type call struct {
 	// args is the command: "evalsha", the script's SHA-1, "1", &key, then
-	// pointers to nums; n of them are used.
+	// the script's ARGV; n of them are used.
 	args [4 + numArgs]any
 	n    int
 	key  string
-	// nums are the script's ARGV: now (µs, or serverClock),
-	// cost, then a period (µs), a limit and a unit of Prev (µs) per window (see balance.go for the balance script's).
+	// nums are the balance script's ARGV: see balance.go.
 	nums [numArgs]int64
+	// packed is the take script's ARGV[1] (see takeScript): now (µs, or
+	// serverClock), cost, then a period
+	// (µs), a limit and a unit of Prev (µs) per window, as little-endian
+	// doubles; views holds it boxed as an argument, a slice per number of
+	// windows, made once with the call so that building a command boxes
+	// nothing. ttl is ARGV[2], the value's time to live (ms).
+	packed [8 * (2 + 3*core.MaxLimits)]byte
+	views  [core.MaxLimits]any
+	ttl    int64
 	// script is the script the command runs, lua its source for EVAL.
 	script *redis.Script
 	lua    string
@@ -58,7 +66,13 @@ func (c *call) release() {
 // numArgs is the most ARGV the script takes.
 const numArgs = 2 + 3*core.MaxLimits
 
-var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+var callPool = sync.Pool{New: func() any {
+	c := &call{done: make(chan struct{}, 1)}
+	for i := range c.views {
+		c.views[i] = c.packed[:8*(2+3*(i+1))]
+	}
+	return c
+}}
 
 // finish hands the answer back to the waiting Take. The sender must not touch
 // c afterwards.
@@ -96,13 +110,13 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 // holds errNoAnswer and is lost, because go-redis may still be writing its
 // command), or the round trip ended with no reply to any call (an error
 // reply is a reply, see replied).
-func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness) (trips int, stalled bool) {
+func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness, w *workers) (trips int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
 	ctx, cancel := context.WithTimeout(context.Background(), ceiling(timeout))
 	done := make(chan int, 1)
 	sent := time.Now()
-	go func() {
+	w.run(func() {
 		defer cancel()
 		trips := 1
 		pipe := client.Pipeline()
@@ -149,7 +163,7 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 		}
 		node.answered(live)
 		done <- trips
-	}()
+	})
 	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
 		return trips, !anyAnswered(live)
@@ -158,6 +172,44 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
 	return 1, true
+}
+
+// workers runs the round trips of a node's batches on goroutines that
+// outlive a batch: one waits up to senderIdle for the next round trip
+// before it exits, so that a node that keeps deciding does not start a
+// goroutine, and grow its stack, per batch (ADR 0043). A round trip that
+// hangs keeps its goroutine, and the next one gets another.
+type workers struct {
+	jobs chan func() // unbuffered: a job is taken only by an idle worker
+}
+
+// run runs job on an idle worker, or on a new one if none is idle.
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+// work runs job, then the jobs it is given, until it has waited senderIdle
+// for one.
+func (w *workers) work(job func()) {
+	var idle *time.Timer
+	for {
+		job()
+		if idle == nil {
+			idle = time.NewTimer(senderIdle)
+		} else {
+			idle.Reset(senderIdle)
+		}
+		select {
+		case job = <-w.jobs:
+			idle.Stop()
+		case <-idle.C:
+			return
+		}
+	}
 }
 
 // ceiling is the longest the store waits for a round trip, and the

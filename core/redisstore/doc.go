@@ -65,9 +65,10 @@
 // (default 4096). A Take that finds the queue full waits for room, for as
 // long as the node keeps answering: it is still counted (backpressure).
 //
-// Batches are sent by goroutines that run only while decisions are waiting
-// and exit when the queue is empty: an idle store runs no goroutine and
-// needs no Close. A batch is sent with a context of its own (the callers'
+// Batches are sent by goroutines that run while decisions are waiting and
+// exit when the queue has stayed empty for 100ms: a store that keeps
+// deciding keeps its senders, an idle store soon runs no goroutine, and
+// none needs Close. A batch is sent with a context of its own (the callers'
 // contexts bound their waits, not the batch), so values carried by a
 // caller's context do not reach go-redis hooks. [Store.Stats] counts the
 // round trips.
@@ -108,9 +109,13 @@
 //
 // # Expiry
 //
-// Every write sets the key's time to live to the longest period: then
-// every window is certainly empty, since all the requests it counts are at
-// or before the last admitted one. A refused request writes nothing, unless
+// A key lives at least the longest period after the last admitted
+// request: then every window is certainly empty, since all the requests it
+// counts are at or before the last admitted one. The first write in each
+// bucket of the longest period sets its time to live to the period, a
+// bucket and a second; the later writes of the bucket keep it (SET
+// KEEPTTL, Redis 6.0 or later), which costs Redis less than setting it, so
+// a key lives at most a twentieth of its period and a second longer. A refused request writes nothing, unless
 // the clock stepped back far enough to move the counts. A caller that goes
 // quiet leaves nothing behind.
 //

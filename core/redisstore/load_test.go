@@ -174,15 +174,18 @@ func withLatency(c redis.UniversalClient, l latency) redis.UniversalClient {
 // burstTimeout and burstLatency set up the burst tests: a burst of
 // thousands of decisions outlasts Timeout by construction (each of the
 // batches it needs, at most two at a time, takes burstLatency longer
-// than on loopback), so that a store that counted its own backlog in
+// than on loopback: 10,000 decisions need at least 79 batches one after
+// the other, 2.4s), so that a store that counted its own backlog in
 // Timeout fails it open on any machine; and Timeout is long enough that
-// Redis itself, on a 2-core machine running the whole suite under -race,
-// answers each round trip within it. What the burst tests look for is a
+// Redis itself, on a 2-core machine running the whole suite under -race
+// beside other work, answers each round trip within it (with 250ms, a
+// cluster node was once silent for longer while the machine ran at load
+// 20). What the burst tests look for is a
 // store failing open for its own backlog, not for Redis's delays:
 // TestSlowProcess tries the default Timeout in a slowed process.
 const (
-	burstTimeout = 250 * time.Millisecond
-	burstLatency = 10 * time.Millisecond
+	burstTimeout = time.Second
+	burstLatency = 30 * time.Millisecond
 )
 
 // TestBurstOneCaller sends 10,000 decisions at once for one caller limited
@@ -445,6 +448,7 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	const timeout = 250 * time.Millisecond
 	s := loadStore(t, redisstore.Config{Client: client, Timeout: timeout})
 	require.NoError(t, s.Ping(context.Background()))
+	warmUp(t, s) // connections to every master dialled first
 	const users = 50
 	ids := make([]string, users)
 	on := map[string]int{}

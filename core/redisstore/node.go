@@ -40,13 +40,21 @@ type node struct {
 	counters *counters
 	answered func() // told of every batch Redis answered
 
-	room chan struct{} // a token per queued call: capacity maxQueue
+	room    chan struct{} // a token per queued call: capacity maxQueue
+	workers workers       // run the round trips
 
 	mu      sync.Mutex
 	queue   []*call
 	running int           // sender goroutines
+	idle    int           // of them, those waiting for a call (see run)
+	wake    chan struct{} // capacity 1: a call was queued for an idle sender
 	flushed chan struct{} // closed when the queue is failed (stall or open breaker)
 }
+
+// senderIdle is how long a sender waits for more calls once the queue is
+// empty, before it exits: a node that keeps deciding keeps its senders, and
+// does not pay for a new goroutine per batch; an idle store soon runs none.
+const senderIdle = 100 * time.Millisecond
 
 // counters are a store's statistics, shared by its nodes.
 type counters struct {
@@ -69,12 +77,19 @@ func (n *node) do(ctx context.Context, c *call) error {
 	}
 	n.mu.Lock()
 	n.queue = append(n.queue, c)
-	start := n.running < n.senders
+	wake := n.idle > 0
+	start := !wake && n.running < n.senders
 	if start {
 		n.running++
 	}
 	n.mu.Unlock()
-	if start {
+	switch {
+	case wake:
+		select {
+		case n.wake <- struct{}{}:
+		default: // a wake-up is already on its way: its sender takes c too
+		}
+	case start:
 		go n.run()
 	}
 	select {
@@ -107,16 +122,22 @@ func (n *node) waitForRoom(ctx context.Context) error {
 	}
 }
 
-// run sends batches until the queue is empty, then exits.
+// run sends batches while calls are queued, waits for more up to
+// senderIdle once the queue is empty, then exits.
 func (n *node) run() {
 	batch := make([]*call, 0, n.max)
+	var idle *time.Timer
 	for {
 		n.mu.Lock()
 		k := min(len(n.queue), n.max)
 		if k == 0 {
-			n.running--
+			if !n.waitForCalls(&idle) {
+				n.running--
+				n.mu.Unlock()
+				return
+			}
 			n.mu.Unlock()
-			return
+			continue
 		}
 		batch = append(batch[:0], n.queue[:k]...)
 		rest := copy(n.queue, n.queue[k:])
@@ -129,6 +150,27 @@ func (n *node) run() {
 		n.send(batch)
 		clear(batch)
 	}
+}
+
+// waitForCalls waits, with n.mu held on entry and on return, until a call
+// is queued or senderIdle has passed. It reports whether a call is queued.
+// timer is the caller's, made on first use.
+func (n *node) waitForCalls(timer **time.Timer) bool {
+	n.idle++
+	n.mu.Unlock()
+	if *timer == nil {
+		*timer = time.NewTimer(senderIdle)
+	} else {
+		(*timer).Reset(senderIdle)
+	}
+	select {
+	case <-n.wake:
+		(*timer).Stop()
+	case <-(*timer).C:
+	}
+	n.mu.Lock()
+	n.idle--
+	return len(n.queue) > 0
 }
 
 // send runs one batch: calls whose caller left are dropped, the others go
@@ -147,7 +189,7 @@ func (n *node) send(batch []*call) {
 		n.breaker.abandoned()
 		return
 	}
-	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness)
+	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness, &n.workers)
 	var err error
 	failed := 0
 	answered := false

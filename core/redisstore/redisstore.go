@@ -173,8 +173,8 @@ var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
 // process that uses the same Redis and Prefix. Build it with [New]. It is
 // safe for concurrent use. It sends the decisions of concurrent Takes
 // together (see Batching in the package documentation) from goroutines that
-// run only while decisions are waiting, so an idle Store runs no goroutine
-// and needs no Close.
+// run while decisions are waiting and for 100ms after, so an idle Store
+// soon runs no goroutine and needs no Close.
 type Store struct {
 	client  redis.UniversalClient
 	prefix  string
@@ -220,6 +220,8 @@ func New(cfg Config) (*Store, error) {
 			counters: &s.stats,
 			answered: s.nodes.answered,
 			room:     make(chan struct{}, cfg.MaxQueue),
+			wake:     make(chan struct{}, 1),
+			workers:  workers{jobs: make(chan func())},
 			flushed:  make(chan struct{}),
 		}
 	}
@@ -270,36 +272,37 @@ func (s *Store) admit(nd *node) error {
 }
 
 // run runs c on node nd, in a batch or alone, and reads the script's
-// answer into out, which must be exactly as long as the answer. It releases
-// c unless the caller left before the answer or c is lost.
-func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) error {
+// answer, a list of integers no longer than out, into out; it returns
+// their number. It releases c unless the caller left before the answer or
+// c is lost.
+func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, error) {
 	if s.batched {
 		c.ctx = ctx
 		if err := nd.do(ctx, c); err != nil {
-			return err // the caller left: the sender may still hold c
+			return 0, err // the caller left: the sender may still hold c
 		}
 	} else {
 		nd.doAlone(ctx, c)
 	}
 	defer c.release()
 	if c.err != nil {
-		return c.err
+		return 0, c.err
 	}
 	vals, err := c.cmd.Slice()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if len(vals) != len(out) {
-		return fmt.Errorf("script returned %d values, want %d", len(vals), len(out))
+	if len(vals) > len(out) {
+		return 0, fmt.Errorf("script returned %d values, want at most %d", len(vals), len(out))
 	}
 	for i, v := range vals {
 		n, ok := v.(int64)
 		if !ok {
-			return fmt.Errorf("script returned %T, want integers", v)
+			return 0, fmt.Errorf("script returned %T, want integers", v)
 		}
 		out[i] = n
 	}
-	return nil
+	return len(vals), nil
 }
 
 // Shared reports that counts are shared by every process using the same

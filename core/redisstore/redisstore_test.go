@@ -217,8 +217,9 @@ func TestKeysExpire(t *testing.T) {
 				require.NoError(t, err)
 			}
 			// Every window is empty once the last admitted request is
-			// as old as the longest period.
-			longest := time.Hour
+			// as old as the longest period; the key lives a bucket of it
+			// (3 minutes) and a second longer (see TestKeysKeepTTL).
+			longest := time.Hour + 3*time.Minute + time.Second
 			keys := scanKeys(t, client, prefix)
 			require.Len(t, keys, len(callers))
 			for _, k := range keys {
@@ -236,6 +237,47 @@ func TestKeysExpire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeysKeepTTL checks that the time to live is set by the first write in
+// each bucket of the longest window, to that window's period, a bucket and a
+// second, and kept by the later writes of the bucket.
+func TestKeysKeepTTL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClient(t, server.Addr)
+	prefix := uniquePrefix()
+	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
+	limits := []core.Rate{core.PerMinute(10), {Limit: 100, Period: time.Hour}}
+	full := time.Hour + 3*time.Minute + time.Second
+	span := storetest.Start.Truncate(3 * time.Minute).Add(3 * time.Minute) // a bucket of the hour starts
+	var key string
+	ttl := func(at time.Time) time.Duration {
+		t.Helper()
+		_, err := s.Take(ctx, core.Request{Scope: "ttl", Caller: anon("192.0.2.9"), Limits: limits, Cost: 1, Now: at})
+		require.NoError(t, err)
+		keys := scanKeys(t, client, prefix)
+		require.Len(t, keys, 1)
+		key = keys[0]
+		d, err := client.PTTL(ctx, key).Result()
+		require.NoError(t, err)
+		return d
+	}
+	// mark sets a time to live the store never sets, to tell whether the
+	// next write kept it.
+	marked := full - 10*time.Second
+	mark := func() { require.NoError(t, client.PExpire(ctx, key, marked).Err()) }
+
+	first := ttl(span.Add(time.Second))
+	assert.Greater(t, first, full-time.Second, "the first write of a bucket sets it")
+	assert.LessOrEqual(t, first, full)
+	mark()
+	assert.LessOrEqual(t, ttl(span.Add(2*time.Minute)), marked, "a later write of the bucket keeps it")
+	assert.Greater(t, ttl(span.Add(3*time.Minute)), full-time.Second, "the first write of the next bucket sets it again")
+	// A clock stepped back by more than a second moves the counts to the
+	// new time: the time to live is set again, whatever the bucket.
+	mark()
+	assert.Greater(t, ttl(span.Add(3*time.Minute-5*time.Second)), full-time.Second, "a merge sets it again")
 }
 
 // scanKeys returns the keys under prefix, on every master of a cluster.

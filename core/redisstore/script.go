@@ -1,6 +1,13 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/internal/window"
+)
 
 // takeScript decides one request in one round trip. It is the arithmetic of
 // package internal/window, in integer microseconds, and must stay in step
@@ -18,342 +25,421 @@ import "github.com/redis/go-redis/v9"
 // needs the other width (a rolling deploy moving a limit across 65,535)
 // reads the same counts: narrow counters are widened when a limit needs
 // it, and wide ones stay wide until the key expires. It is read with one
-// GET and written whole with one SET, which
-// also sets the time to live. The script reads only the header and the
-// counters it needs, so that a decision costs about as much whatever the
-// number of buckets. A refused request writes nothing, unless the clock
+// GET and written whole with one SET, which sets or keeps the time to live
+// (see ARGV[2]). A refused request writes nothing, unless the clock
 // stepped back far enough to move the counts.
 //
-// ARGV: now (µs since the Unix epoch, or -1 to read the server's TIME),
-// cost, then for each window its period (µs, a multiple of 20), its limit
-// and the unit of its Prev (µs, window.Shape.Unit).
+// ARGV[1] packs the numbers, little-endian doubles (all integers below
+// 2^53, so exact): now (µs since the Unix epoch, or -1 to read the
+// server's TIME), cost, then for each window its period (µs, a multiple of 20), its limit and the unit
+// of its Prev (µs, window.Shape.Unit). ARGV[2] is the time to live of the
+// value in milliseconds (valueTTL, rounded up), which it sets at most once
+// a bucket of the longest window and keeps otherwise. They come packed
+// and precomputed because converting a decimal argument to a number costs
+// Redis more than the rest of a decision's arithmetic (ADR 0043).
 //
-// It returns {allowed (1 or 0), then for each window: remaining, reset (µs),
-// retry after (µs), and last the retry after (µs) of a request of cost 1,
-// when the request was refused and counted at its own time (0 when the
-// clock stood still for it)}: integers, all below 2^53, so no precision is
-// lost on the way out of Lua's doubles.
+// An admitted request gets {1, then each window's remaining}: its reset is
+// the window's period and it waits for nothing. A refused one gets {0,
+// then for each window: remaining, reset (µs), retry after (µs), and last
+// the retry after (µs) of a request of cost 1, when the request was
+// refused and counted at its own time (0 when the clock stood still for
+// it)}. All are integers below 2^53, so no precision is lost on the way
+// out of Lua's doubles.
 var takeScript = redis.NewScript(takeLua)
+
+// valueTTL returns the time to live the take script gives a caller's key
+// when it sets one, for windows whose longest period is longest: the
+// period, one of its buckets and window.StepBack. The script sets it once
+// in each span of a bucket, at the first write of the span, and keeps it
+// on the later ones: a second covers a clock that read up to StepBack
+// behind the one of that first write.
+func valueTTL(longest time.Duration) time.Duration {
+	return longest + time.Duration(window.Width(longest)+window.StepBack)
+}
 
 // nowLua sets the local now, in microseconds since the Unix epoch, from
 // ARGV[1], or from the server's clock when ARGV[1] is negative (ADR 0003):
-// the start of both scripts.
+// the start of the balance script.
 const nowLua = `local now = tonumber(ARGV[1])
 if now < 0 then
-	-- Before Redis 5, a script must ask for effects replication before
+` + timeLua + `
+end`
+
+// timeLua reads the server's clock into now: Redis's TIME, in
+// microseconds since the Unix epoch.
+const timeLua = `	-- Before Redis 5, a script must ask for effects replication before
 	-- it reads the clock and writes.
 	if redis.replicate_commands then
 		redis.replicate_commands()
 	end
 	local t = redis.call('TIME')
-	now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end`
+	now = tonumber(t[1]) * 1000000 + tonumber(t[2])`
 
 // takeLua is the source of takeScript, sent with EVAL when a server does not
-// have the script (see batch.go).
-const takeLua = `
+// have the script (see batch.go). Its constants are built here, once: the
+// script must not build a string or a table it can do without.
+var takeLua = `
 local BUCKETS = 20
 local SLOTS = BUCKETS + 1
 local STEP_BACK = 1000000
 local NARROW = 65535
 local PREV_SET = 32768
-local fmod, sub, pack, get = math.fmod, string.sub, struct.pack, struct.unpack
-` + nowLua + `
-local cost = tonumber(ARGV[2])
-local n = (#ARGV - 2) / 3
-
--- The code is written inline, without helper functions, and its tables are
--- built at their full size: in a script run for every request, creating a
--- closure or growing a table costs more than the arithmetic. floor(a / b)
--- is computed as (a - fmod(a, b)) / b, exact where a / b may round.
-
--- W holds, for window i (from 0), at 10*i + 1..10: period, width, limit,
--- unit of Prev, counter format, counter size, bucket of last, bucket of
--- now, the time Prev stands for (-1 if none), the bucket of that time.
-local W = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-local hsize, longest = 9 + 6 * n, 0
-local hfmt = '<dI4I2B'
-if n == 2 then
-	hfmt = '<dI4I2I4I2B'
-elseif n == 3 then
-	hfmt = '<dI4I2I4I2I4I2B'
-elseif n == 4 then
-	hfmt = '<dI4I2I4I2I4I2I4I2B'
-end
-for i = 0, n - 1 do
-	local k = 10 * i
-	local period, limit = tonumber(ARGV[3 + 3 * i]), tonumber(ARGV[4 + 3 * i])
-	W[k + 1], W[k + 2], W[k + 3], W[k + 4] = period, period / BUCKETS, limit, tonumber(ARGV[5 + 3 * i])
-	if limit <= NARROW then
-		W[k + 5], W[k + 6] = '<I2', 2
-	else
-		W[k + 5], W[k + 6] = '<I4', 4
-	end
-	if period > longest then
-		longest = period
-	end
+-- ZEROS is the longest value, all zeros; ALL2 and ALL4 read or write the
+-- 21 counters of a window.
+local ZEROS = '` + strings.Repeat(`\0`, 9+6*4+4*window.Slots*4) + `'
+local ALL2, ALL4 = '<` + strings.Repeat("I2", window.Slots) + `', '<` + strings.Repeat("I4", window.Slots) + `'
+local fmod, byte, char, sub, get, pack = math.fmod, string.byte, string.char, string.sub, struct.unpack, struct.pack
+local args = ARGV[1]
+local n = (#args / 8 - 2) / 3
+local now, cost = get('<dd', args)
+if now < 0 then
+` + timeLua + `
 end
 
--- h holds the header: h[1] the last admitted request, h[2*i + 2] the sum
--- of window i's counters, h[2*i + 3] its Prev, h[2*n + 2] the widths of
--- the counters (bit i set: window i's are 4 bytes); blocks[i + 1] its
--- counters, a string of which the script reads and changes only what it
--- needs.
-local h, blocks = nil, {'', '', '', ''}
+-- The script is written inline, without helper functions, and builds
+-- only the strings it writes and the table it returns: in a script run
+-- for every request, creating a closure, a table or a string costs more
+-- than the arithmetic, and so does each value struct.pack and
+-- struct.unpack convert. floor(a / b) is computed as (a - fmod(a, b)) /
+-- b, exact where a / b may round. Window i's arguments start at byte 17 +
+-- 24 * i of args, its sum and Prev at byte 9 + 6 * i of the value; the
+-- widths' byte is byte 9 + 6 * n, bit i (value 2^i) for window i.
+
 local stored = redis.call('GET', KEYS[1])
+local hsize, mask = 9 + 6 * n, 0
 if stored and #stored > hsize then
-	h = {get(hfmt, stored)}
-	h[2 * n + 3] = nil -- struct.unpack also returns the next position
-	local mask, size = h[2 * n + 2], hsize
+	mask = byte(stored, hsize)
+	local size, bit = hsize, 1
 	for i = 0, n - 1 do
-		if fmod(mask, 2 ^ (i + 1)) >= 2 ^ i then
-			size = size + SLOTS * 4
+		if mask % (2 * bit) >= bit then
+			size = size + 4 * SLOTS
 		else
-			size = size + SLOTS * 2
+			size = size + 2 * SLOTS
 		end
+		bit = 2 * bit
 	end
-	if mask >= 2 ^ n or size ~= #stored then
-		h = nil
-	end
-end
-if h then
-	-- The counters are read in the width they were written in, which a
-	-- version of the service with other limits may have chosen (a rolling
-	-- deploy): 2-byte counters a limit above 65,535 needs are widened, and
-	-- 4-byte ones stay so until the key expires, whatever the limit.
-	local mask, at = h[2 * n + 2], hsize + 1
-	for i = 0, n - 1 do
-		local k = 10 * i
-		local wide = fmod(mask, 2 ^ (i + 1)) >= 2 ^ i
-		local len = SLOTS * 2
-		if wide then
-			len = SLOTS * 4
-		end
-		local bl = sub(stored, at, at + len - 1)
-		at = at + len
-		if wide then
-			W[k + 5], W[k + 6] = '<I4', 4
-		elseif W[k + 6] == 4 then
-			local c = {}
-			for j = 0, SLOTS - 1 do
-				c[j + 1] = get('<I2', bl, 2 * j + 1)
-			end
-			bl = pack('<' .. string.rep('I4', SLOTS), unpack(c))
-		end
-		blocks[i + 1] = bl
+	if mask >= bit or size ~= #stored then
+		stored = nil
 	end
 else
-	h = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-	for j = 10, 2 * n + 2, -1 do
-		h[j] = nil
-	end
-	for i = 0, n - 1 do
-		blocks[i + 1] = string.rep('\0', SLOTS * W[10 * i + 6])
-	end
+	stored = nil
 end
-local mask = 0
-for i = 0, n - 1 do
-	if W[10 * i + 6] == 4 then
-		mask = mask + 2 ^ i
-	end
+if not stored then
+	-- No count: a value of zeros, with 2-byte counters.
+	stored, mask = sub(ZEROS, 1, hsize + n * 2 * SLOTS), 0
 end
-h[2 * n + 2] = mask
-local last = h[1]
+local last = get('<d', stored)
 
-local write, stood = false, false
+local stood, merged = false, false
 if now < last then
 	if last - now <= STEP_BACK then
 		-- A small step back is read as the clock standing still.
 		now, stood = last, true
 	else
-		-- A large one: every count is treated as made now.
+		-- A large one: every count is treated as made now, in the
+		-- widths it was written in.
+		local head, body, bit = '', '', 1
 		for i = 0, n - 1 do
-			local k = 10 * i
-			local width, fmt, cs = W[k + 2], W[k + 5], W[k + 6]
-			local o = ((now - fmod(now, width)) / width % SLOTS) * cs
-			local zero = string.rep('\0', SLOTS * cs)
-			blocks[i + 1] = sub(zero, 1, o) .. pack(fmt, h[2 * i + 2]) .. sub(zero, o + cs + 1)
-			h[2 * i + 3] = 0
-		end
-		last, h[1], write = now, now, true
-	end
-end
-
--- Check every window: the units it counts at now, without changing it.
--- Those are the sum of its counters less the slots after the bucket of
--- last (they hold buckets a whole window old) and less the bucket of Prev
--- a period after Prev; nothing a period after last.
-local allowed = true
-local sums = {0, 0, 0, 0}
-for i = 0, n - 1 do
-	local k = 10 * i
-	local period, width, unit = W[k + 1], W[k + 2], W[k + 4]
-	local from = (last - fmod(last, width)) / width
-	local cur = (now - fmod(now, width)) / width
-	W[k + 7], W[k + 8], W[k + 9] = from, cur, -1
-	local p = h[2 * i + 3]
-	if p >= PREV_SET then
-		local r = fmod(last, unit)
-		local top = (last - r) / unit
-		if r > 0 then
-			top = top + 1
-		end
-		p = (top - (top - (p - PREV_SET)) % PREV_SET) * unit
-		W[k + 9], W[k + 10] = p, (p - fmod(p, width)) / width
-	end
-	local sum = 0
-	if now - last < period then
-		sum = h[2 * i + 2]
-		local bl, fmt, cs = blocks[i + 1], W[k + 5], W[k + 6]
-		for b = from + 1, cur do
-			sum = sum - get(fmt, bl, (b % SLOTS) * cs + 1)
-		end
-		local pb = W[k + 10]
-		if p >= 0 and now - p >= period and pb < from and pb >= cur - BUCKETS then
-			sum = sum - get(fmt, bl, (pb % SLOTS) * cs + 1)
-		end
-	end
-	sums[i + 1] = sum
-	if sum + cost > W[k + 3] then
-		allowed = false
-	end
-end
-
-local out = {allowed and 1 or 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
-local one = 0
-if allowed then
-	for i = 0, n - 1 do
-		local k = 10 * i
-		local period, width = W[k + 1], W[k + 2]
-		local fmt, cs, from, cur = W[k + 5], W[k + 6], W[k + 7], W[k + 8]
-		local p, pb = W[k + 9], W[k + 10]
-		local bl = blocks[i + 1]
-		-- Advance: clear what left the window.
-		if now - last >= period then
-			bl = string.rep('\0', SLOTS * cs)
-			h[2 * i + 2], h[2 * i + 3], p = 0, 0, -1
-		else
-			-- The slots after the bucket of last, then the bucket of Prev
-			-- if it left (as bucket cur + 1 of the loop).
-			local expired = p >= 0 and now - p >= period
-			local to = cur
-			if expired and pb < from and pb >= cur - BUCKETS then
-				to = cur + 1
+			local period = get('<d', args, 17 + 24 * i)
+			local cs, fmt = 2, '<I2'
+			if mask % (2 * bit) >= bit then
+				cs, fmt = 4, '<I4'
 			end
-			for b = from + 1, to do
-				if b > cur then
-					b = pb
-				end
-				local o = (b % SLOTS) * cs
-				local v = get(fmt, bl, o + 1)
-				if v ~= 0 then
-					bl = sub(bl, 1, o) .. pack(fmt, 0) .. sub(bl, o + cs + 1)
-					h[2 * i + 2] = h[2 * i + 2] - v
-				end
+			bit = 2 * bit
+			local width = period / BUCKETS
+			local sum = get('<I4', stored, 9 + 6 * i)
+			local o = ((now - fmod(now, width)) / width % SLOTS) * cs
+			head = head .. pack('<I4I2', sum, 0)
+			body = body .. sub(ZEROS, 1, o) .. pack(fmt, sum) .. sub(ZEROS, 1, (SLOTS - 1) * cs - o)
+		end
+		stored, last, merged = pack('<d', now) .. head .. char(mask) .. body, now, true
+	end
+end
+
+-- One pass over the windows decides the request and, while every window
+-- has room, builds the value to write: head holds the new sums and Prevs,
+-- widths the new widths' byte; body the counters up to byte copied of the
+-- stored value (excluded), the rest is as stored. A window's counters
+-- keep the width they were written in (another version of the service,
+-- with other limits, may have chosen it: a rolling deploy), but 2-byte
+-- counters that the limit needs wider are widened.
+-- The first window without room ends the pass: the request is refused,
+-- and the answer is worked out further down.
+local out
+if n == 1 then
+	out = {1, 0}
+elseif n == 2 then
+	out = {1, 0, 0}
+elseif n == 3 then
+	out = {1, 0, 0, 0}
+else
+	out = {1, 0, 0, 0, 0}
+end
+local head, body, at, copied = '', '', hsize + 1, hsize + 1
+local allowed, longest, widths, bit = true, 0, 0, 1
+for i = 0, n - 1 do
+	local period, limit, unit = get('<ddd', args, 17 + 24 * i)
+	if period > longest then
+		longest = period
+	end
+	-- cs is the stored width, ns the new one; len and nlen their blocks.
+	local cs = 2
+	if mask % (2 * bit) >= bit then
+		cs = 4
+	end
+	local ns = cs
+	if limit > NARROW then
+		ns = 4
+	end
+	if ns == 4 then
+		widths = widths + bit
+	end
+	bit = 2 * bit
+	local len, nlen = SLOTS * cs, SLOTS * ns
+	local width = period / BUCKETS
+	local cur = (now - fmod(now, width)) / width
+	local co = at + (cur % SLOTS) * cs -- the stored counter of the bucket of now
+	local s0, s1, s2, s3, p0, p1 = byte(stored, 9 + 6 * i, 14 + 6 * i)
+	local sum, prev = s0 + 256 * (s1 + 256 * (s2 + 256 * s3)), p0 + 256 * p1
+	-- v becomes the new counter of the bucket of now, unless block holds
+	-- the window's new counters whole.
+	local v, block = nil, nil
+	if now - last >= period then
+		-- Every count is a period old: the window starts empty.
+		if cost > limit then
+			allowed = false
+			break
+		end
+		sum, prev = cost, 0
+		block = sub(ZEROS, 1, (cur % SLOTS) * ns)
+		v = cost
+	else
+		local from = (last - fmod(last, width)) / width
+		-- The time Prev stands for (p, -1 if none), its bucket (pb) and
+		-- whether that bucket leaves the window now (drop).
+		local p, pb, expired = -1, 0, false
+		if prev >= PREV_SET then
+			local r = fmod(last, unit)
+			local top = (last - r) / unit
+			if r > 0 then
+				top = top + 1
+			end
+			p = (top - (top - (prev - PREV_SET)) % PREV_SET) * unit
+			pb = (p - fmod(p, width)) / width
+			expired = now - p >= period
+		end
+		local drop = expired and pb < from and pb >= cur - BUCKETS
+		if cur == from and not drop and ns == cs then
+			-- The common case: the request falls in the bucket of last
+			-- and no bucket leaves: one counter changes.
+			if sum + cost > limit then
+				allowed = false
+				break
+			end
+			if cs == 2 then
+				local c0, c1 = byte(stored, co, co + 1)
+				v = c0 + 256 * c1 + cost
+			else
+				local c0, c1, c2, c3 = byte(stored, co, co + 3)
+				v = c0 + 256 * (c1 + 256 * (c2 + 256 * c3)) + cost
 			end
 			if expired then
-				h[2 * i + 3], p = 0, -1
+				prev = 0
 			end
-		end
-		-- The bucket of last stops being the newest: Prev keeps its latest
-		-- request unless it keeps one whose units would wait longer
-		-- without it (units times the time from the latest request to the
-		-- bucket's end).
-		if cur ~= from then
-			local m = get(fmt, bl, (from % SLOTS) * cs + 1)
-			if m ~= 0 then
-				local take = true
-				if p >= 0 then
-					local pm = get(fmt, bl, (pb % SLOTS) * cs + 1)
-					if pm ~= 0 and pm * ((pb + 1) * width - p) >= m * ((from + 1) * width - last) then
-						take = false
-					end
-				end
-				if take then
-					local unit = W[k + 4]
-					local r = fmod(last, unit)
-					local q = (last - r) / unit
-					if r > 0 then
-						q = q + 1
-					end
-					h[2 * i + 3] = PREV_SET + q % PREV_SET
-				end
+			sum = sum + cost
+		else
+			-- Buckets leave the window, or its counters widen: its
+			-- counters, one by one (slot j in c[j + 1]).
+			local all = ALL4
+			if cs == 2 then
+				all = ALL2
 			end
-		end
-		local o = (cur % SLOTS) * cs
-		blocks[i + 1] = sub(bl, 1, o) .. pack(fmt, get(fmt, bl, o + 1) + cost) .. sub(bl, o + cs + 1)
-		h[2 * i + 2] = h[2 * i + 2] + cost
-		sums[i + 1] = sums[i + 1] + cost
-	end
-	last, h[1], write = now, now, true
-else
-	for i = 0, n - 1 do
-		local k = 10 * i
-		local period, width, limit = W[k + 1], W[k + 2], W[k + 3]
-		local fmt, cs, from, cur = W[k + 5], W[k + 6], W[k + 7], W[k + 8]
-		local p, pb = W[k + 9], W[k + 10]
-		-- The counters as they stand at now, slot by slot.
-		local c = {}
-		for j = 0, SLOTS - 1 do
-			c[j] = 0
-		end
-		if now - last < period then
-			for j = 0, SLOTS - 1 do
-				c[j] = get(fmt, blocks[i + 1], j * cs + 1)
+			local c = {get(all, stored, at)}
+			if ns == 4 then
+				all = ALL4
 			end
 			for b = from + 1, cur do
-				c[b % SLOTS] = 0
+				local j = b % SLOTS + 1
+				sum = sum - c[j]
+				c[j] = 0
 			end
-			if p >= 0 and now - p >= period then
+			if drop then
+				local j = pb % SLOTS + 1
+				sum = sum - c[j]
+				c[j] = 0
+			end
+			if sum + cost > limit then
+				allowed = false
+				break
+			end
+			if expired then
+				prev, p = 0, -1
+			end
+			-- The bucket of last stops being the newest: Prev keeps its
+			-- latest request unless it keeps one whose units would wait
+			-- longer without it (units times the time from the latest
+			-- request to the bucket's end).
+			if cur ~= from then
+				local m = c[from % SLOTS + 1]
+				if m ~= 0 then
+					local take = true
+					if p >= 0 then
+						local pm = c[pb % SLOTS + 1]
+						if pm ~= 0 and pm * ((pb + 1) * width - p) >= m * ((from + 1) * width - last) then
+							take = false
+						end
+					end
+					if take then
+						local r = fmod(last, unit)
+						local q = (last - r) / unit
+						if r > 0 then
+							q = q + 1
+						end
+						prev = PREV_SET + q % PREV_SET
+					end
+				end
+			end
+			local j = cur % SLOTS + 1
+			c[j] = c[j] + cost
+			sum = sum + cost
+			block = pack(all, unpack(c, 1, SLOTS))
+		end
+	end
+	-- The new sum and Prev; the new counters, as few bytes as can be.
+	local b0 = sum % 256
+	local r = (sum - b0) / 256
+	local b1 = r % 256
+	r = (r - b1) / 256
+	local b2 = r % 256
+	head = head .. char(b0, b1, b2, (r - b2) / 256, prev % 256, (prev - prev % 256) / 256)
+	if v then
+		b0 = v % 256
+		r = (v - b0) / 256
+		local e
+		if ns == 2 then
+			e = char(b0, r)
+		else
+			b1 = r % 256
+			r = (r - b1) / 256
+			b2 = r % 256
+			e = char(b0, b1, b2, (r - b2) / 256)
+		end
+		if block then
+			-- A window that starts empty: zeros but for the bucket of now.
+			body = body .. sub(stored, copied, at - 1) .. block .. e .. sub(ZEROS, 1, nlen - #block - ns)
+			copied = at + len
+		else
+			body = body .. sub(stored, copied, co - 1) .. e
+			copied = co + cs
+		end
+	else
+		body = body .. sub(stored, copied, at - 1) .. block
+		copied = at + len
+	end
+	out[i + 2] = limit - sum
+	at = at + len
+end
+
+if allowed then
+	-- Every window is certainly empty one longest period after now. The
+	-- first write in each span of a bucket of the longest window sets the
+	-- time to live to the longest period, a bucket and a second (ARGV[2]):
+	-- that covers every later write of the span, which keeps it (KEEPTTL),
+	-- as setting it costs Redis more than the write (ADR 0043). A write
+	-- follows the admitted request of last, so a key whose last request
+	-- is in the same span has had its time to live set in it; not after
+	-- a merge, which is no sign of how long ago that was.
+	local v = pack('<d', now) .. head .. char(widths) .. body .. sub(stored, copied)
+	local g = longest / BUCKETS
+	if last > 0 and not merged and (now - fmod(now, g)) == (last - fmod(last, g)) then
+		redis.call('SET', KEYS[1], v, 'KEEPTTL')
+	else
+		redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+	end
+	return out
+end
+
+-- Refused: for each window, the units it counts at now, when it resets,
+-- how long a request of the same cost must wait, and one of cost 1.
+local one = 0
+out = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+at, bit = hsize + 1, 1
+for i = 0, n - 1 do
+	local period, limit, unit = get('<ddd', args, 17 + 24 * i)
+	local cs, all = 2, ALL2
+	if mask % (2 * bit) >= bit then
+		cs, all = 4, ALL4
+	end
+	bit = 2 * bit
+	local width = period / BUCKETS
+	local from = (last - fmod(last, width)) / width
+	local cur = (now - fmod(now, width)) / width
+	-- The counters as they stand at now: slot j in c[j + 1].
+	local c, sum, p, pb = nil, 0, -1, 0
+	if now - last < period then
+		c = {get(all, stored, at)}
+		local prev
+		sum, prev = get('<I4I2', stored, 9 + 6 * i)
+		for b = from + 1, cur do
+			local j = b % SLOTS + 1
+			sum = sum - c[j]
+			c[j] = 0
+		end
+		if prev >= PREV_SET then
+			local r = fmod(last, unit)
+			local top = (last - r) / unit
+			if r > 0 then
+				top = top + 1
+			end
+			p = (top - (top - (prev - PREV_SET)) % PREV_SET) * unit
+			pb = (p - fmod(p, width)) / width
+			if now - p >= period then
 				if pb < from and pb >= cur - BUCKETS then
-					c[pb % SLOTS] = 0
+					local j = pb % SLOTS + 1
+					sum = sum - c[j]
+					c[j] = 0
 				end
 				p = -1
 			end
 		end
-		-- The wait of a request of cost w: the buckets leave oldest
-		-- first, the bucket of last at last + period, the bucket of Prev
-		-- a period after Prev, any other when its end is a window width
-		-- old.
-		for w = 1, 2 do
-			local need = cost
-			if w == 2 then
-				need = 1
-			end
-			local s, wait = sums[i + 1], 0
-			if need > limit then
-				wait = period
-			elseif s + need > limit then
-				wait = last + period - now
-				for b = cur - BUCKETS, cur - 1 do
-					s = s - c[b % SLOTS]
-					if s + need <= limit then
-						local at = last + period
-						if b ~= from then
-							at = (b + 1 + BUCKETS) * width
-							if b == pb and p >= 0 and p + period < at then
-								at = p + period
-							end
-							if last + period < at then
-								at = last + period
-							end
+	end
+	-- The wait of a request of cost w: the buckets leave oldest first,
+	-- the bucket of last at last + period, the bucket of Prev a period
+	-- after Prev, any other when its end is a window width old.
+	for w = 1, 2 do
+		local need = cost
+		if w == 2 then
+			need = 1
+		end
+		local s, wait = sum, 0
+		if need > limit then
+			wait = period
+		elseif s + need > limit then
+			wait = last + period - now
+			for b = cur - BUCKETS, cur - 1 do
+				s = s - c[b % SLOTS + 1]
+				if s + need <= limit then
+					local at = last + period
+					if b ~= from then
+						at = (b + 1 + BUCKETS) * width
+						if b == pb and p >= 0 and p + period < at then
+							at = p + period
 						end
-						wait = at - now
-						break
+						if last + period < at then
+							at = last + period
+						end
 					end
+					wait = at - now
+					break
 				end
 			end
-			if w == 1 then
-				out[3 * i + 4] = wait
-			elseif wait > one then
-				one = wait
-			end
+		end
+		if w == 1 then
+			out[3 * i + 4] = wait
+		elseif wait > one then
+			one = wait
 		end
 	end
-end
-for i = 0, n - 1 do
-	local sum, period, limit = sums[i + 1], W[10 * i + 1], W[10 * i + 3]
 	local reset = 0
 	if sum > 0 then
 		reset = last + period - now
@@ -363,6 +449,7 @@ for i = 0, n - 1 do
 		remaining = 0
 	end
 	out[3 * i + 2], out[3 * i + 3] = remaining, reset
+	at = at + SLOTS * cs
 end
 if stood then
 	-- The answer is for a later time than the request's: the over-limit
@@ -373,17 +460,8 @@ out[3 * n + 2] = one
 for j = 3 * n + 3, 14 do
 	out[j] = nil
 end
-if write then
-	-- Every window is certainly empty one longest period after now.
-	local v = pack(hfmt, unpack(h, 1, 2 * n + 2))
-	if n == 1 then
-		v = v .. blocks[1]
-	elseif n == 2 then
-		v = v .. blocks[1] .. blocks[2]
-	else
-		v = v .. table.concat(blocks, '', 1, n)
-	end
-	redis.call('SET', KEYS[1], v, 'PX', math.ceil(longest / 1000))
+if merged then
+	redis.call('SET', KEYS[1], stored, 'PX', ARGV[2])
 end
 return out
 `

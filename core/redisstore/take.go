@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
@@ -51,21 +53,29 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	}
 	at := s.scriptNow(req.Now)
 	var out [2 + 3*core.MaxLimits]int64
-	if err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*len(req.Limits)]); err != nil {
+	n := len(req.Limits)
+	k, err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*n])
+	if err == nil && k != 1+n && k != 2+3*n {
+		err = fmt.Errorf("script returned %d values, want %d or %d", k, 1+n, 2+3*n)
+	}
+	if err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
-	res := core.Result{Allowed: out[0] == 1}
+	// An admitted request's answer is short (see takeScript): each window
+	// resets a period from now and nothing waits.
+	res := core.Result{Allowed: out[0] == 1 && k == 1+n}
 	for i, r := range req.Limits {
-		v := out[1+3*i:]
-		res.Limits[i] = core.LimitStatus{
-			Rate:       r,
-			Remaining:  v[0],
-			Reset:      time.Duration(v[1]) * time.Microsecond,
-			RetryAfter: time.Duration(v[2]) * time.Microsecond,
+		st := core.LimitStatus{Rate: r}
+		if res.Allowed {
+			st.Remaining, st.Reset = out[1+i], r.Period
+		} else {
+			v := out[1+3*i:]
+			st.Remaining, st.Reset, st.RetryAfter = v[0], time.Duration(v[1])*time.Microsecond, time.Duration(v[2])*time.Microsecond
 		}
+		res.Limits[i] = st
 	}
-	if one := out[1+3*len(req.Limits)]; !res.Allowed && one > 0 && ck.key != "" {
+	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
 		s.cache.remember(&ck, now, req.Cost, one, &res)
 	}
 	return res, nil
@@ -97,17 +107,20 @@ func checkRequest(req *core.Request) error {
 func newCall(key string, now int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.script, c.lua = key, takeScript, takeLua
-	c.nums[0], c.nums[1] = now, req.Cost
-	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
-	n := 2
+	var longest time.Duration
+	b := c.packed[:0]
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(now)))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))
 	for _, r := range req.Limits {
-		c.nums[n], c.nums[n+1], c.nums[n+2] = int64(r.Period/time.Microsecond), r.Limit, window.ShapeOf(r.Period).Unit/int64(time.Microsecond)
-		n += 3
+		longest = max(longest, r.Period)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Period/time.Microsecond)))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Limit)))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(window.ShapeOf(r.Period).Unit/int64(time.Microsecond))))
 	}
-	for i := range n {
-		c.args[4+i] = &c.nums[i]
-	}
-	c.n = 4 + n
+	c.ttl = int64((valueTTL(longest) + time.Millisecond - 1) / time.Millisecond)
+	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
+	c.args[4], c.args[5] = c.views[len(req.Limits)-1], &c.ttl
+	c.n = 6
 	return c
 }
 
