@@ -5,14 +5,18 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs allocs bench portal fuzz soak
+.PHONY: test deps fmt-check vet imports modules docs allocs consumer bench portal fuzz soak
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
-MODULES := prometheus
+# internal/consumertest is the consumer test: it gets the modules, at the
+# version they are at, through a file module proxy written from the working
+# tree, into a fresh module outside the repository, and builds and runs the
+# README's quick starts (about a minute; see make consumer).
+MODULES := prometheus internal/consumertest
 
-test: deps fmt-check vet imports docs allocs
+test: deps fmt-check vet imports modules docs allocs
 	$(GO) test -race -count=1 ./...
-	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) || exit 1; done
 
 deps:
 	@scripts/install-deps.sh
@@ -25,9 +29,19 @@ vet:
 	cd benchmarks && $(GO) vet ./...
 	for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# core imports no web framework; no library package imports both.
+# core imports no web framework; no library package imports two of Gin,
+# Echo v4 and Echo v5.
 imports:
 	@scripts/check-imports.sh
+
+# Every nested module requires the others at one released version, with a
+# replace line beside it for development in the repository (ADR 0081).
+modules:
+	@scripts/release.sh --check
+
+# The consumer test alone, with its timings (-v).
+consumer:
+	cd internal/consumertest && $(GO) test -count=1 -v -run TestQuickStarts .
 
 # The documentation: every Go snippet of README.md and docs/ is a copy of
 # code that compiles, and every relative link and #anchor resolves
@@ -39,7 +53,7 @@ docs:
 # detector, which makes sync.Pool drop items at random: the tests are in
 # files built only without it (alloc_test.go, build tag !race).
 allocs:
-	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/
+	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/ ./echo5limit/
 
 # Runs the example portal on 127.0.0.1:8080 with counts in memory.
 portal:

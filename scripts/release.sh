@@ -14,7 +14,7 @@
 #   2. checks that `go mod tidy` (GOWORK=off) leaves every go.mod and go.sum
 #      unchanged, and that the modules build and vet;
 #   3. gives CHANGELOG.md's Unreleased section the heading
-#      "## [VERSION] - DATE", under a new empty Unreleased section;
+#      "## [X.Y.Z] - DATE", under a new empty Unreleased section;
 #   4. runs the consumer test (internal/consumertest) at VERSION: the
 #      modules, got through a file module proxy by a module outside the
 #      repository, build and run the README's quick starts;
@@ -170,13 +170,15 @@ fi
 echo "release: go mod tidy leaves every go.mod and go.sum unchanged"
 
 # 3. CHANGELOG.md.
-if grep -q "^## \[${version//./\\.}\]" CHANGELOG.md; then
-  echo "release: CHANGELOG.md already has a section $version"
+# Keep a Changelog's headings name the version without its "v".
+heading=${version#v}
+if grep -qF "## [$heading]" CHANGELOG.md; then
+  echo "release: CHANGELOG.md already has a section [$heading]"
 else
-  grep -q '^## \[Unreleased\]' CHANGELOG.md || { echo "release: CHANGELOG.md has no '## [Unreleased]' heading" >&2; exit 1; }
+  grep -q '^## \[Unreleased\]$' CHANGELOG.md || { echo "release: CHANGELOG.md has no '## [Unreleased]' heading" >&2; exit 1; }
   today=$(date -u +%Y-%m-%d)
-  sed -i "0,/^## \[Unreleased\]\$/s//## [Unreleased]\n\n## [$version] - $today/" CHANGELOG.md
-  echo "release: CHANGELOG.md: ## [$version] - $today"
+  sed -i "0,/^## \[Unreleased\]\$/s//## [Unreleased]\n\n## [$heading] - $today/" CHANGELOG.md
+  echo "release: CHANGELOG.md: ## [$heading] - $today"
 fi
 
 # 4. The consumer test at VERSION.

@@ -81,6 +81,7 @@ func TestQuickStarts(t *testing.T) {
 	work := t.TempDir()
 	require.False(t, strings.HasPrefix(work, repo+string(filepath.Separator)), "the consumer module is outside the repository")
 	require.NoError(t, os.WriteFile(filepath.Join(work, "go.mod"), []byte("module example.com/consumer\n\ngo 1.26.0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "go.sum"), knownSums(t, repo), 0o644))
 	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
 	require.NoError(t, err)
 	for _, q := range quickStarts {
@@ -140,6 +141,30 @@ func releasedVersion(t *testing.T, repo string) string {
 	return ""
 }
 
+// knownSums returns the go.sum lines of the published modules: the
+// checksums of every third-party module a user of them may need, which
+// the checksum database vouched for when they entered the repository. With
+// them the fresh module verifies what it downloads without asking the
+// checksum database again over the network (ratescope's own modules have
+// no line: they are not published, GONOSUMDB names them).
+func knownSums(t *testing.T, repo string) []byte {
+	t.Helper()
+	seen := map[string]bool{}
+	var lines []string
+	for _, m := range consumertest.Modules {
+		data, err := os.ReadFile(filepath.Join(repo, m.Dir, "go.sum"))
+		require.NoError(t, err)
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && !seen[l] {
+				seen[l] = true
+				lines = append(lines, l)
+			}
+		}
+	}
+	sort.Strings(lines)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
 // consumerEnv is the environment of a stranger's module: no workspace,
 // a module cache of its own, ratescope's modules from the proxy alone and
 // not looked up in the checksum database (they are not published), the
@@ -150,14 +175,20 @@ func consumerEnv(t *testing.T, proxy string) []string {
 	shared := strings.TrimSpace(run(t, "", os.Environ(), "go", "env", "GOMODCACHE"))
 	upstream := strings.TrimSpace(run(t, "", os.Environ(), "go", "env", "GOPROXY"))
 	proxies := "file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(shared, "cache", "download"))
-	if upstream != "" && upstream != "off" {
-		proxies += "," + upstream
+	// The configured proxies, without "direct": a module path that is
+	// not ratescope's and no proxy has (go get asks for every prefix of a
+	// package path, such as .../echo5limit) must fail, not clone a
+	// repository from the network.
+	for _, p := range strings.FieldsFunc(upstream, func(r rune) bool { return r == ',' || r == '|' }) {
+		if p != "direct" && p != "off" {
+			proxies += "," + p
+		}
 	}
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "GOWORK", "GOFLAGS", "GOPROXY", "GOMODCACHE", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOTOOLCHAIN", "GIN_MODE":
+		case "GOWORK", "GOFLAGS", "GOPROXY", "GOMODCACHE", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOTOOLCHAIN", "GIN_MODE", "GIT_TERMINAL_PROMPT":
 		default:
 			env = append(env, kv)
 		}
@@ -170,6 +201,7 @@ func consumerEnv(t *testing.T, proxy string) []string {
 		"GONOSUMDB=github.com/ratescope/ratescope",
 		"GOTOOLCHAIN=local",
 		"GIN_MODE=release",
+		"GIT_TERMINAL_PROMPT=0",
 	)
 }
 
@@ -229,10 +261,13 @@ func firstGoBlock(t *testing.T, readme, heading string) string {
 }
 
 // run runs a command in dir and returns its standard output, or fails the
-// test with everything it wrote.
+// test with everything it wrote; a command still running after fifteen
+// minutes (a network that does not answer) is killed.
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(name, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
