@@ -11,7 +11,8 @@
 # written from HEAD (third-party modules from this machine's module cache,
 # else its GOPROXY), runs go mod tidy and go list -deps (what go build
 # downloads, without compiling), and reports
-# `go mod graph | wc -l`, the bytes of its module cache (du -sb), and
+# `go mod graph | wc -l`, the bytes of its module cache (du -sb, without
+# the checksum database's tiles), the number of module zips, and
 # which Echo modules it has the source of (a zip extracted) or only the
 # go.mod of.
 set -euo pipefail
@@ -64,8 +65,8 @@ cp "$work/nested/echo5limit/go.mod" "$work/nested/echo5limit/go.sum" "$work/cycl
 "$work/modproxy" -repo "$work/cycle" -version $V -out "$work/proxy-cycle" "$R=." "$R/echo5limit=echo5limit"
 
 user() { # layout kind
-  local layout=$1 kind=$2 dir="$work/user-$1-$2" get=("$R@$V")
-  mkdir -p "$dir/cache"
+  local layout=$1 kind=$2 dir="$work/user-$1-$2" cache="$work/cache-$1-$2" get=("$R@$V")
+  mkdir -p "$dir" "$cache"
   case $kind in
     gin) imp='"github.com/gin-gonic/gin"'; code='r := gin.New(); r.Use(ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim}))); _ = r'; pkg=ginlimit ;;
     echo4) imp='"github.com/labstack/echo/v4"'; code='e := echo.New(); e.Use(echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim}))); _ = e'; pkg=echolimit ;;
@@ -73,6 +74,12 @@ user() { # layout kind
            [ "$layout" != root ] && get+=("$R/echo5limit@$V") ;;
   esac
   printf 'module example.com/user\n\ngo 1.26.0\n' > "$dir/go.mod"
+  # The checksums the repository's go.sum files hold, so that the checksum
+  # database is not asked again over the network (its tiles would count
+  # in the cache's bytes, and differ from run to run).
+  local sums=("$work/$layout/go.sum")
+  [ -f "$work/$layout/echo5limit/go.sum" ] && sums+=("$work/$layout/echo5limit/go.sum")
+  sort -u "${sums[@]}" > "$dir/go.sum"
   cat > "$dir/main.go" <<GO
 package main
 
@@ -91,16 +98,16 @@ func main() {
 	$code
 }
 GO
-  local env=(GOWORK=off "GOFLAGS=-mod=mod -modcacherw" GOMODCACHE="$dir/cache" GONOSUMDB=$R GOTOOLCHAIN=local GIT_TERMINAL_PROMPT=0
+  local env=(GOWORK=off "GOFLAGS=-mod=mod -modcacherw" GOMODCACHE="$cache" GONOSUMDB=$R GOTOOLCHAIN=local GIT_TERMINAL_PROMPT=0
     GOPROXY="file://$work/proxy-$layout,file://$shared/cache/download,$upstream")
-  (cd "$dir" && env "${env[@]}" go get "${get[@]}" >/dev/null 2>&1 && env "${env[@]}" go mod tidy >/dev/null 2>&1 && env "${env[@]}" go list -deps . >/dev/null ) \
-    || { echo "$layout $kind: failed" >&2; return 1; }
+  (cd "$dir" && env "${env[@]}" go get "${get[@]}" && env "${env[@]}" go mod tidy && env "${env[@]}" go list -deps . >/dev/null ) >"$work/$layout-$kind.log" 2>&1 \
+    || { echo "$layout $kind: failed:" >&2; cat "$work/$layout-$kind.log" >&2; return 1; }
   local graph bytes zips code4 code5 mod4 mod5
   graph=$(cd "$dir" && env "${env[@]}" go mod graph | wc -l)
-  bytes=$(du -sb "$dir/cache" | cut -f1)
-  zips=$(find "$dir/cache/cache/download" -name '*.zip' | wc -l)
-  code4=$(ls -d "$dir/cache/github.com/labstack/echo/v4@"* >/dev/null 2>&1 && echo src || { ls "$dir/cache/cache/download/github.com/labstack/echo/v4/@v/"*.mod >/dev/null 2>&1 && echo mod || echo -; })
-  code5=$(ls -d "$dir/cache/github.com/labstack/echo/v5@"* >/dev/null 2>&1 && echo src || { ls "$dir/cache/cache/download/github.com/labstack/echo/v5/@v/"*.mod >/dev/null 2>&1 && echo mod || echo -; })
+  bytes=$(du -sb --exclude=sumdb "$cache" | cut -f1)
+  zips=$(find "$cache/cache/download" -name '*.zip' | wc -l)
+  code4=$(ls -d "$cache/github.com/labstack/echo/v4@"* >/dev/null 2>&1 && echo src || { ls "$cache/cache/download/github.com/labstack/echo/v4/@v/"*.mod >/dev/null 2>&1 && echo mod || echo -; })
+  code5=$(ls -d "$cache/github.com/labstack/echo/v5@"* >/dev/null 2>&1 && echo src || { ls "$cache/cache/download/github.com/labstack/echo/v5/@v/"*.mod >/dev/null 2>&1 && echo mod || echo -; })
   printf '%-7s %-6s graph=%4d cache=%10d B zips=%3d echo/v4=%-3s echo/v5=%-3s x/net=%s\n' "$layout" "$kind" "$graph" "$bytes" "$zips" "$code4" "$code5" \
     "$(cd "$dir" && env "${env[@]}" go list -m -f '{{.Version}}' golang.org/x/net)"
 }
