@@ -16,7 +16,7 @@ MODULES := prometheus internal/consumertest
 
 test: deps fmt-check vet imports modules docs allocs
 	$(GO) test -race -count=1 ./...
-	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 30m ./...) || exit 1; done
+	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 90m ./...) || exit 1; done
 
 deps:
 	@scripts/install-deps.sh
@@ -41,7 +41,7 @@ modules:
 
 # The consumer test alone, with its timings (-v).
 consumer:
-	cd internal/consumertest && $(GO) test -count=1 -v -run TestQuickStarts .
+	cd internal/consumertest && $(GO) test -count=1 -timeout 90m -v -run TestQuickStarts .
 
 # The documentation: every Go snippet of README.md and docs/ is a copy of
 # code that compiles, and every relative link and #anchor resolves

@@ -182,7 +182,7 @@ else
 fi
 
 # 4. The consumer test at VERSION.
-(cd internal/consumertest && go test -count=1 -run TestQuickStarts .)
+(cd internal/consumertest && go test -count=1 -timeout 90m -v -run TestQuickStarts .)
 
 git --no-pager diff --stat
 if [ "$dry" = 1 ]; then

@@ -264,11 +264,11 @@ func firstGoBlock(t *testing.T, readme, heading string) string {
 }
 
 // run runs a command in dir and returns its standard output, or fails the
-// test with everything it wrote; a command still running after fifteen
+// test with everything it wrote; a command still running after forty
 // minutes (a network that does not answer) is killed.
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = dir, env
