@@ -2,7 +2,7 @@ module github.com/ratescope/ratescope/prometheus
 
 go 1.26.0
 
-replace github.com/ratescope/ratescope => ../
+replace github.com/ratescope/ratescope => ..
 
 require (
 	github.com/gin-gonic/gin v1.12.0
