@@ -192,7 +192,11 @@ fi
 
 # 5. Commit and tag; never push.
 git add -- "${files[@]}"
-git commit -q -m "release $version"
+if git diff --cached --quiet; then
+  echo "release: the modules were already at $version; nothing to commit"
+else
+  git commit -q -m "release $version"
+fi
 done_ok=1
 if [ "$tag" = 1 ]; then
   for t in "${tags[@]}"; do git tag -a "$t" -m "ratescope $t"; done
