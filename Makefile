@@ -11,7 +11,9 @@ GO ?= go
 # internal/consumertest is the consumer test: it gets the modules, at the
 # version they are at, through a file module proxy written from the working
 # tree, into a fresh module outside the repository, and builds and runs the
-# README's quick starts (about a minute; see make consumer).
+# README's quick starts (about 30 s once the build cache holds Gin, Echo and
+# Prometheus compiled with -trimpath; the first run compiles them: 14.5 min
+# on two cores under a load average of 20; see make consumer).
 MODULES := prometheus internal/consumertest
 
 test: deps fmt-check vet imports modules docs allocs
