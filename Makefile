@@ -5,15 +5,21 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports docs api api-update allocs quiet bench portal fuzz soak screenshot
+.PHONY: test deps fmt-check vet imports modules docs api api-update allocs quiet consumer bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # browsertest/ drives a headless Chromium, which deps installs.
-MODULES := prometheus browsertest
+# internal/consumertest is the consumer test: it gets the modules, at the
+# version they are at, through a file module proxy written from the working
+# tree, into a fresh module outside the repository, and builds and runs the
+# README's quick starts (about 30 s once the build cache holds Gin, Echo and
+# Prometheus compiled with -trimpath; the first run compiles them; see make
+# consumer).
+MODULES := prometheus browsertest internal/consumertest
 
-test: deps fmt-check vet imports docs api allocs quiet
+test: deps fmt-check vet imports modules docs api allocs quiet
 	$(GO) test -race -count=1 ./...
-	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 90m ./...) || exit 1; done
 
 deps:
 	@scripts/install-deps.sh
@@ -26,9 +32,19 @@ vet:
 	cd benchmarks && $(GO) vet ./...
 	for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
-# core imports no web framework; no library package imports both.
+# core imports no web framework; no library package imports two of Gin,
+# Echo v4 and Echo v5.
 imports:
 	@scripts/check-imports.sh
+
+# Every nested module requires the others at one released version, with a
+# replace line beside it for development in the repository (ADR 0081).
+modules:
+	@scripts/release.sh --check
+
+# The consumer test alone, with its timings (-v).
+consumer:
+	cd internal/consumertest && $(GO) test -count=1 -timeout 90m -v -run TestQuickStarts .
 
 # The documentation: every Go snippet of README.md and docs/ is a copy of
 # code that compiles, and every relative link and #anchor resolves
@@ -50,7 +66,7 @@ api-update:
 # detector, which makes sync.Pool drop items at random: the tests are in
 # files built only without it (alloc_test.go, build tag !race).
 allocs:
-	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/
+	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/ ./echo5limit/
 
 # The Redis store gives up on a paused Redis at about Timeout when the
 # process is not slowed (ADR 0041): checked without the race detector and

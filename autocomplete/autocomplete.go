@@ -19,7 +19,8 @@
 //
 // Over a limit, a search endpoint answers 429 with Retry-After and an empty
 // list of results, in the shape a search returns ([Empty]), before anything
-// is searched. Packages ginsearch and echosearch do that for Gin and Echo;
+// is searched. Packages ginsearch, echosearch and echo5search do that for
+// Gin, Echo v4 and Echo v5;
 // see docs/adr/0002-search-box-scopes.md for the decision.
 package autocomplete
 
@@ -92,9 +93,9 @@ func Empty() Response {
 }
 
 // CheckScope returns an error unless lim knows the scope of the search box
-// called name, saying how to add it. The guards of packages ginsearch and
-// echosearch call it when they are built, so that a missing scope fails at
-// startup.
+// called name, saying how to add it. The guards of packages ginsearch,
+// echosearch and echo5search call it when they are built, so that a
+// missing scope fails at startup.
 func CheckScope(lim *core.Limiter, name string) error {
 	if lim == nil {
 		return nil // the adapter reports a missing limiter

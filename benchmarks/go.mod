@@ -2,7 +2,7 @@ module github.com/ratescope/ratescope/benchmarks
 
 go 1.26.0
 
-replace github.com/ratescope/ratescope => ../
+replace github.com/ratescope/ratescope => ..
 
 require (
 	github.com/didip/tollbooth/v7 v7.0.2
@@ -10,7 +10,7 @@ require (
 	github.com/go-chi/httprate v0.16.1
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/labstack/echo/v4 v4.16.0
-	github.com/ratescope/ratescope v0.0.0-00010101000000-000000000000
+	github.com/ratescope/ratescope v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-limiter v1.0.0
 	github.com/throttled/throttled/v2 v2.15.0
@@ -55,8 +55,8 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/arch v0.22.0 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect

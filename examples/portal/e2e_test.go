@@ -159,7 +159,7 @@ func (p *process) getWith(t *testing.T, path string, header map[string]string) (
 	return resp, body.Bytes()
 }
 
-var frameworks = []string{"gin", "echo"}
+var frameworks = []string{"gin", "echo", "echo5"}
 
 func TestLimits(t *testing.T) {
 	t.Parallel()
@@ -318,23 +318,26 @@ func TestInvalidArguments(t *testing.T) {
 	}
 }
 
-// TestRedis runs the portal on Gin and on Echo against one Redis: they
-// share the counts.
+// TestRedis runs the portal on Gin, Echo v4 and Echo v5 against one
+// Redis: they share the counts.
 func TestRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.ServerFor(t)
 	args := []string{"-num-proxies", "0", "-rates", "api.anon=3/min,100/day", "-redis", "redis://" + srv.Addr + "/0"}
 	g := start(t, append([]string{"-framework", "gin"}, args...)...)
 	e := start(t, append([]string{"-framework", "echo"}, args...)...)
+	e5 := start(t, append([]string{"-framework", "echo5"}, args...)...)
 	assert.Contains(t, g.stderr.String(), "store=redis")
 
-	for _, p := range []*process{g, e, g} {
+	for _, p := range []*process{g, e, e5} {
 		resp, body := p.get(t, "/api/records", "")
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	}
-	resp, _ := e.get(t, "/api/records", "")
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	for _, p := range []*process{g, e, e5} {
+		resp, _ := p.get(t, "/api/records", "")
+		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	}
 }
 
 // searches returns the body of GET /debug/searches: how many searches each

@@ -206,30 +206,33 @@ func TestRPCWarnThenOverloaded(t *testing.T) {
 	}
 }
 
-// TestLedgerRedis keeps the balances in Redis: Gin and Echo portals share
-// them, and every key expires.
+// TestLedgerRedis keeps the balances in Redis: Gin, Echo v4 and Echo v5
+// portals share them, and every key expires.
 func TestLedgerRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.ServerFor(t)
 	args := []string{"-num-proxies", "0", "-warn", "500", "-drop", "1000", "-redis", "redis://" + srv.Addr + "/0"}
 	g := start(t, append([]string{"-framework", "gin"}, args...)...)
 	e := start(t, append([]string{"-framework", "echo"}, args...)...)
+	e5 := start(t, append([]string{"-framework", "echo5"}, args...)...)
 
 	// 1000*32 / 3000 ≈ 11 heavy commands (and a warning or two) to reach the
-	// drop, sent alternately to both.
+	// drop, sent to each in turn.
 	var resp *http.Response
 	var body string
 	for i := 0; i < 100; i++ {
-		resp, body = []*process{g, e}[i%2].rpc(t, "carol", `{"method":"path_find"}`)
+		resp, body = []*process{g, e, e5}[i%3].rpc(t, "carol", `{"method":"path_find"}`)
 		if resp.StatusCode != http.StatusOK {
 			break
 		}
 	}
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "Server is overloaded", body)
-	_, err := command(t, g.dialWS(t, "carol"), 1, "ping")
-	var ce websocket.CloseError
-	require.ErrorAs(t, err, &ce, "the other portal sees the same balance")
+	for _, p := range []*process{g, e, e5} {
+		_, err := command(t, p.dialWS(t, "carol"), 1, "ping")
+		var ce websocket.CloseError
+		require.ErrorAs(t, err, &ce, "every portal sees the same balance")
+	}
 
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer client.Close()

@@ -14,31 +14,32 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
 	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
 // TestRPCParity sends the same JSON-RPC calls, at the same times, to the
-// portal on Gin and on Echo, each with balances of its own, behind one
+// portal on Gin, Echo v4 and Echo v5, each with balances of its own, behind one
 // proxy: the answers are the same, callers are told apart as for the API
 // (the proxy's X-Forwarded-For entry, or the Bearer user), admins are never
 // charged, and a dropped caller is served again once its balance decays.
 func TestRPCParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	newHandlers := func() (http.Handler, http.Handler) {
-		var hs [2]http.Handler
-		for i, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New} {
+	newHandlers := func() []http.Handler {
+		var hs [3]http.Handler
+		for i, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New, echo5portal.New} {
 			a, err := portal.New(portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Warn: 200, Drop: 400, Now: clock.Now}, slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = a.Close() })
 			hs[i], err = build(a)
 			require.NoError(t, err)
 		}
-		return hs[0], hs[1]
+		return hs[:]
 	}
-	ginH, echoH := newHandlers()
+	handlers := newHandlers()
 
 	const ok, warned, overloaded = `{"result":{"status":"success"}}`, `{"result":{"status":"success","warning":"load"}}`, "Server is overloaded"
 	type step struct {
@@ -69,8 +70,8 @@ func TestRPCParity(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		var answers [2]string
-		for j, h := range []http.Handler{ginH, echoH} {
+		answers := make([]string, len(handlers))
+		for j, h := range handlers {
 			req := httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"`+s.method+`","params":[{}]}`))
 			req.RemoteAddr = "10.0.0.1:4000"
 			req.Header.Set("X-Forwarded-For", s.xff)
@@ -89,6 +90,7 @@ func TestRPCParity(t *testing.T) {
 			}
 			answers[j] = w.Header().Get("Ratescope-Warning") + " " + strings.TrimSpace(string(body))
 		}
-		assert.Equal(t, answers[0], answers[1], "step %d: Gin and Echo answer alike", i)
+		assert.Equal(t, answers[0], answers[1], "step %d: Gin and Echo v4 answer alike", i)
+		assert.Equal(t, answers[0], answers[2], "step %d: Gin and Echo v5 answer alike", i)
 	}
 }

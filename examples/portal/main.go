@@ -1,6 +1,7 @@
-// Command portal is an example API limited by ratescope, on Gin or on Echo.
+// Command portal is an example API limited by ratescope, on Gin, Echo v4
+// or Echo v5.
 //
-//	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo]
+//	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo|echo5]
 //		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
 //		[-warn N] [-drop N]
@@ -77,6 +78,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
 	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
@@ -116,6 +118,8 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	switch opts.Framework {
 	case "echo":
 		h, err = echoportal.New(app)
+	case "echo5":
+		h, err = echo5portal.New(app)
 	default:
 		h, err = ginportal.New(app)
 	}

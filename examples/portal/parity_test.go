@@ -15,13 +15,14 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
 	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
 // TestFrameworkParity sends the same requests, at the same times, to the
-// portal on Gin and on Echo, each with counts of its own, and checks that
+// portal on Gin, Echo v4 and Echo v5, each with counts of its own, and checks that
 // the answers are the same: status, rate limit headers and JSON body, for
 // the API and for the search boxes.
 func TestFrameworkParity(t *testing.T) {
@@ -41,10 +42,12 @@ func TestFrameworkParity(t *testing.T) {
 		t.Cleanup(func() { _ = a.Close() })
 		return a
 	}
-	ginH, err := ginportal.New(newApp())
-	require.NoError(t, err)
-	echoH, err := echoportal.New(newApp())
-	require.NoError(t, err)
+	var handlers []http.Handler
+	for _, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New, echo5portal.New} {
+		h, err := build(newApp())
+		require.NoError(t, err)
+		handlers = append(handlers, h)
+	}
 
 	type step struct {
 		path    string
@@ -98,8 +101,8 @@ func TestFrameworkParity(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		var answers [2]*http.Response
-		for j, h := range []http.Handler{ginH, echoH} {
+		answers := make([]*http.Response, len(handlers))
+		for j, h := range handlers {
 			req := httptest.NewRequest(http.MethodGet, s.path, nil)
 			req.RemoteAddr = "10.0.0.1:40000"
 			req.Header.Set("X-Forwarded-For", s.xff)
@@ -110,17 +113,10 @@ func TestFrameworkParity(t *testing.T) {
 			h.ServeHTTP(w, req)
 			answers[j] = w.Result()
 		}
-		g, e := answers[0], answers[1]
+		g := answers[0]
 		gBody, err := io.ReadAll(g.Body)
 		require.NoError(t, err)
-		eBody, err := io.ReadAll(e.Body)
-		require.NoError(t, err)
-
 		assert.Equal(t, s.status, g.StatusCode, "step %d %+v: gin status", i, s)
-		assert.Equal(t, g.StatusCode, e.StatusCode, "step %d %+v: status", i, s)
-		for _, name := range []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderRetryAfter} {
-			assert.Equal(t, g.Header.Values(name), e.Header.Values(name), "step %d %+v: %s", i, s, name)
-		}
 		counted := strings.HasPrefix(s.path, "/api/records") || strings.HasPrefix(s.path, "/api/export") || strings.HasPrefix(s.path, "/autocomplete/")
 		if counted && s.user != "root" && s.status != http.StatusNotFound {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRateLimit), "step %d", i)
@@ -128,20 +124,31 @@ func TestFrameworkParity(t *testing.T) {
 		if s.status == http.StatusTooManyRequests {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRetryAfter), "step %d", i)
 		}
-		if s.status == http.StatusNotFound {
-			continue // each framework's own 404 page
+		gType, _, _ := mime.ParseMediaType(g.Header.Get("Content-Type"))
+		for k, e := range answers[1:] {
+			fw := frameworks[k+1]
+			eBody, err := io.ReadAll(e.Body)
+			require.NoError(t, err)
+			assert.Equal(t, g.StatusCode, e.StatusCode, "step %d %+v: %s status", i, s, fw)
+			for _, name := range []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderRetryAfter} {
+				assert.Equal(t, g.Header.Values(name), e.Header.Values(name), "step %d %+v: %s %s", i, s, fw, name)
+			}
+			if s.status == http.StatusNotFound {
+				continue // each framework's own 404 page
+			}
+			if s.path == "/healthz" {
+				assert.Equal(t, string(gBody), string(eBody), "step %d: %s body", i, fw)
+				continue
+			}
+			eType, _, err := mime.ParseMediaType(e.Header.Get("Content-Type"))
+			require.NoError(t, err)
+			assert.Equal(t, "application/json", gType, "step %d", i)
+			assert.Equal(t, gType, eType, "step %d: %s", i, fw)
+			assert.JSONEq(t, string(gBody), string(eBody), "step %d %+v: %s body", i, s, fw)
 		}
-		if s.path == "/healthz" {
-			assert.Equal(t, string(gBody), string(eBody), "step %d: body", i)
+		if s.status == http.StatusNotFound || s.path == "/healthz" {
 			continue
 		}
-		gType, _, err := mime.ParseMediaType(g.Header.Get("Content-Type"))
-		require.NoError(t, err)
-		eType, _, err := mime.ParseMediaType(e.Header.Get("Content-Type"))
-		require.NoError(t, err)
-		assert.Equal(t, "application/json", gType, "step %d", i)
-		assert.Equal(t, gType, eType, "step %d", i)
-		assert.JSONEq(t, string(gBody), string(eBody), "step %d %+v: body", i, s)
 		if s.body != "" {
 			assert.JSONEq(t, s.body, string(gBody), "step %d %+v: body", i, s)
 		}

@@ -44,7 +44,7 @@ func (a *App) APICosts() map[string]int64 {
 const UserKey = "portal.user"
 
 // Frameworks are the values -framework accepts.
-var Frameworks = []string{"gin", "echo"}
+var Frameworks = []string{"gin", "echo", "echo5"}
 
 // A UsageError is a bad command line or configuration: the program exits
 // with status 2 for it.
@@ -66,7 +66,8 @@ func usage(format string, args ...any) error {
 type Options struct {
 	// Addr is the address to listen on. Default: 127.0.0.1:8080.
 	Addr string
-	// Framework is "gin" or "echo". Default: "gin".
+	// Framework is "gin", "echo" (Echo v4) or "echo5" (Echo v5). Default:
+	// "gin".
 	Framework string
 	// RedisURL is the Redis server keeping the counts, as redis.ParseURL
 	// reads it. Default: $REDIS_URL; empty keeps the counts in memory.
@@ -107,7 +108,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs := flag.NewFlagSet("portal", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
-	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, " or "))
+	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, ", ")+" (Echo v5)")
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
 	fs.Var(&o.NumProxies, "num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
 	fs.Var(&o.TrustedProxies, "trusted-proxies", "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
@@ -129,7 +130,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 		return o, usage("unexpected argument %q", fs.Arg(0))
 	}
 	if !validFramework(o.Framework) {
-		return o, usage("-framework %q: want %s", o.Framework, strings.Join(Frameworks, " or "))
+		return o, usage("-framework %q: want one of %s", o.Framework, strings.Join(Frameworks, ", "))
 	}
 	if o.ExportCost < 1 {
 		return o, usage("-export-cost %d: want 1 or more", o.ExportCost)

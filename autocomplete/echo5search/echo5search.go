@@ -1,0 +1,53 @@
+// Package echo5search guards the search boxes of an Echo v5 application: each
+// search endpoint is counted in its own scope, and a caller over a limit is
+// answered 429 with Retry-After and an empty list of results before the
+// search handler runs.
+//
+//	guard, err := echo5search.New("project", echo5limit.Config{Limiter: lim, User: currentUser})
+//	...
+//	e.GET("/autocomplete/project", searchProjects, guard)
+//
+// The limiter must know the search boxes' scopes: add autocomplete.Scopes()
+// to core.Config.Scopes. See package autocomplete for the model.
+package echo5search
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/echo5limit"
+)
+
+// New returns a middleware that guards the search box called name. It is
+// [echo5limit.New] with cfg.Scope set to autocomplete.Scope(name) and, unless
+// cfg has one, a deny handler that answers 429 with {"results": []}
+// ([DenyWith] of autocomplete.Empty()). Put it on the search route: a
+// refused request never reaches the handler, so nothing is searched.
+//
+// It returns an error if the limiter does not know the scope, or cfg is
+// otherwise invalid.
+func New(name string, cfg echo5limit.Config) (echo.MiddlewareFunc, error) {
+	cfg.Scope = autocomplete.Scope(name)
+	if cfg.DenyHandler == nil {
+		cfg.DenyHandler = DenyWith(autocomplete.Empty())
+	}
+	if err := autocomplete.CheckScope(cfg.Limiter, name); err != nil {
+		return nil, fmt.Errorf("echo5search: %w", err)
+	}
+	return echo5limit.New(cfg)
+}
+
+// DenyWith returns a deny handler that answers 429 Too Many Requests with
+// body as JSON: the shape the search endpoint returns when it finds nothing,
+// so a search box shows no suggestions rather than an error. It writes the
+// response itself, whatever the application's HTTPErrorHandler does with
+// errors. The Retry-After and RateLimit headers are already set.
+func DenyWith(body any) func(*echo.Context, *core.Decision) error {
+	return func(c *echo.Context, _ *core.Decision) error {
+		return c.JSON(http.StatusTooManyRequests, body)
+	}
+}

@@ -1,0 +1,54 @@
+package echo5search_test
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/autocomplete/echo5search"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/echo5limit"
+	"github.com/ratescope/ratescope/internal/searchtest"
+)
+
+func TestSuite(t *testing.T) {
+	searchtest.Run(t, func(t *testing.T, lim *core.Limiter) searchtest.Portal {
+		e := echo.New()
+		api, err := echo5limit.New(echo5limit.Config{Limiter: lim})
+		require.NoError(t, err)
+		e.GET("/api/records", func(c *echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, api)
+		var mu sync.Mutex
+		searches := map[string]int{}
+		for _, name := range autocomplete.Names() {
+			guard, err := echo5search.New(name, echo5limit.Config{Limiter: lim})
+			require.NoError(t, err)
+			e.GET("/autocomplete/"+name, func(c *echo.Context) error {
+				mu.Lock()
+				searches[name]++
+				mu.Unlock()
+				return c.JSON(http.StatusOK, autocomplete.Response{Results: []autocomplete.Result{{ID: "1", Label: c.QueryParam("q")}}})
+			}, guard)
+		}
+		return searchtest.Portal{Handler: e, Searches: func(name string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return searches[name]
+		}}
+	})
+}
+
+func TestUnknownSearchBox(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	require.NoError(t, err)
+	_, err = echo5search.New("project", echo5limit.Config{Limiter: lim})
+	assert.ErrorContains(t, err, "add autocomplete.Scopes()")
+}

@@ -1,0 +1,54 @@
+package echo5search_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/autocomplete/echo5search"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/echo5limit"
+)
+
+// Guard the project search box: 2 searches a minute here, so that the third
+// is refused with 429 and an empty list, and never reaches the search.
+func ExampleNew() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}),
+		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
+		Rates:      map[string]string{"autocomplete.project.anon": "2/min,100/day"},
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now, // a clock that stands still, for exact output
+	})
+	if err != nil {
+		panic(err)
+	}
+	guard, err := echo5search.New("project", echo5limit.Config{Limiter: lim})
+	if err != nil {
+		panic(err)
+	}
+	searches := 0
+	e := echo.New()
+	e.GET("/autocomplete/project", func(c *echo.Context) error {
+		searches++
+		return c.JSON(http.StatusOK, autocomplete.Response{Results: []autocomplete.Result{{ID: "p1", Label: "Coral reefs"}}})
+	}, guard)
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/autocomplete/project?q=cor", nil))
+		fmt.Println(w.Code, strings.TrimSpace(strings.TrimSpace(w.Body.String())+" "+w.Header().Get("Retry-After")))
+	}
+	fmt.Println("searches run:", searches)
+	// Output:
+	// 200 {"results":[{"id":"p1","label":"Coral reefs"}]}
+	// 200 {"results":[{"id":"p1","label":"Coral reefs"}]}
+	// 429 {"results":[]} 60
+	// searches run: 2
+}

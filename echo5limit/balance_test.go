@@ -1,0 +1,49 @@
+package echo5limit_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/echo5limit"
+	"github.com/ratescope/ratescope/internal/adaptertest"
+)
+
+func TestBalanceSuite(t *testing.T) {
+	adaptertest.RunBalance(t, func(t *testing.T, o adaptertest.BalanceOptions) http.Handler {
+		cfg := echo5limit.BalanceConfig{Balance: o.Balance, User: func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.UserHeader) }}
+		if o.Cost != nil {
+			cfg.Cost = func(c *echo.Context) int64 { return o.Cost(c.Request()) }
+		}
+		if o.Exempt != nil {
+			cfg.Exempt = func(_ *echo.Context, caller core.Caller) bool { return o.Exempt(caller) }
+		}
+		limit, err := echo5limit.NewBalance(cfg)
+		require.NoError(t, err)
+		e := echo.New()
+		e.POST(adaptertest.Path, func(c *echo.Context) error {
+			d, ok := echo5limit.BalanceDecision(c)
+			o.Handler(c.Response(), d, ok)
+			return nil
+		}, limit)
+		return e
+	})
+}
+
+func TestDenyOverloaded(t *testing.T) {
+	t.Parallel()
+	e := echo.New()
+	w := httptest.NewRecorder()
+	c := e.NewContext(httptest.NewRequest(http.MethodPost, "/rpc", nil), w)
+	require.NoError(t, echo5limit.DenyOverloaded(c, &core.Decision{}))
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "text/plain; charset=UTF-8", w.Header().Get("Content-Type"))
+	assert.Equal(t, "Server is overloaded", w.Body.String())
+	_, err := echo5limit.NewBalance(echo5limit.BalanceConfig{})
+	assert.ErrorContains(t, err, "no Balance")
+}

@@ -1,0 +1,82 @@
+// Package echo5limit limits the rate of requests to an Echo v5 application
+// (github.com/labstack/echo/v5) with a [core.Limiter]. Package echolimit
+// is the same middleware for Echo v4; the two have the same names and the
+// same fields, and give the same answers.
+//
+// # Model
+//
+// The [core.Limiter] decides; this package only translates. For each
+// request that [Config.Skipper] does not skip, the middleware finds who is
+// calling — the key that [Config.Key] reads, the signed-in user that
+// [Config.User] reads from the context, or else the client address that
+// [core.Limiter.Caller] works out from the peer address and, behind as
+// many proxies as the limiter's NumProxies says, X-Forwarded-For — asks
+// the limiter to count the request in [Config.Scope], and writes what the
+// limiter says:
+//
+//   - allowed: the RateLimit-Policy and RateLimit headers, then the next
+//     handler runs and may read the decision with [Decision];
+//   - over a limit: the same headers and Retry-After, and the middleware
+//     returns the error of [Config.DenyHandler]. The default, [DenyJSON],
+//     is an error that Echo v5's error handler writes as 429 with the JSON
+//     body {"detail": "...", "retry_after": N}, that echo.StatusCode
+//     reads as 429, and that errors.Is matches with [ErrLimited];
+//   - exempt ([Config.Exempt]): served, not counted, no headers;
+//   - skipped ([Config.Skipper]): served, not counted, no decision;
+//   - store failure: served and not counted (fail open), unless
+//     [Config.ErrorHandler] returns an error.
+//
+// The answers are the same, status, header for header and JSON body, as
+// those of packages ginlimit and echolimit for the same requests.
+//
+// # Usage
+//
+//	lim, err := core.New(core.Config{
+//		Store:      memstore.New(memstore.Config{}),
+//		NumProxies: core.Proxies(1), // one load balancer in front
+//	})
+//	if err != nil { ... }
+//	limit, err := echo5limit.New(echo5limit.Config{
+//		Limiter: lim,
+//		User: func(c *echo.Context) string {
+//			user, _ := c.Get("user").(string)
+//			return user
+//		},
+//	})
+//	if err != nil { ... }
+//	e := echo.New()
+//	e.GET("/api/records", listRecords, limit)
+//
+// [New] checks the configuration once and returns an error rather than
+// failing requests later; [Must] is the short form for a program that
+// cannot start without its limits.
+//
+// # Groups and route costs
+//
+// Put one middleware on a group of routes and give routes their own cost
+// with [Config.Costs], keyed by route pattern (c.Path()): each request is
+// decided once, at its route's cost. A cost above the smallest limit is
+// clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
+// API key, apart from anonymous callers and user ids.
+//
+// # Balances and WebSockets
+//
+// [NewBalance] charges a JSON-RPC group to each caller's decaying balance;
+// [DenyOverloaded] answers a window refusal as the XRP Ledger server does.
+// A WebSocket is served by package wslimit on plain net/http: an Echo v5
+// handler passes it c.Response() and c.Request().
+//
+// # The client address and Echo v5
+//
+// Since v5.1, Echo's RealIP without an IPExtractor is the peer address: it
+// no longer reads X-Forwarded-For. The middleware never uses RealIP, so
+// the limits are right either way; but behind a proxy, logs and other
+// middleware that read RealIP see the proxy. [CheckClientIP] returns W612
+// while the two disagree.
+//
+// # Cost
+//
+// The middleware keeps allocations on the request path to a minimum: the
+// decision stays on the stack unless it is kept or refused. A middleware
+// is safe for concurrent use.
+package echo5limit

@@ -1,0 +1,254 @@
+package echo5limit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// ErrLimited is the error that the error of [DenyJSON] wraps, so that an
+// error handler can tell a refusal with errors.Is(err, echo5limit.ErrLimited).
+var ErrLimited = errors.New("echo5limit: rate limit exceeded")
+
+// Config configures the middleware built by [New]. Zero fields take the
+// defaults stated on each; [New] applies them to a copy.
+type Config struct {
+	// Skipper skips the middleware for some requests: they are served,
+	// not counted, and have no decision. Default: middleware.DefaultSkipper,
+	// which skips nothing.
+	Skipper middleware.Skipper
+
+	// Limiter decides every request. Required.
+	Limiter *core.Limiter
+
+	// Scope is the scope the requests are counted in. Default: "api".
+	Scope string
+
+	// Cost is the number of units each request uses, 1 or more; a cost
+	// above the smallest limit of a kind of caller is clamped to it (see
+	// [core.Limiter.AllowN]). Default: 1.
+	Cost int64
+
+	// Costs gives routes a cost of their own, keyed by route pattern as
+	// the framework names it (c.Path(), such as "/api/export"); a route
+	// it does not name costs Cost. With it, one middleware on a group
+	// counts each request once, at its route's cost, instead of a route
+	// middleware counting it a second time. Default: none.
+	Costs map[string]int64
+
+	// Key returns the key to count the caller by, such as an API key or a
+	// plan and key, or "" to count it by User or by address. A caller
+	// counted by key has the user limits and a count of its own
+	// ([core.KeyCaller]), apart from anonymous callers and from user ids.
+	// Default: nil, no caller is counted by key.
+	Key func(c *echo.Context) string
+
+	// User returns the id of the signed-in user making the request, as an
+	// earlier middleware (session, token) left it in the context, or ""
+	// for an anonymous caller. Default: nil, every caller is anonymous.
+	User func(c *echo.Context) string
+
+	// Exempt reports whether the caller is exempt from the limits (an
+	// administrator, a health checker). An exempt request is served and
+	// not counted, and gets no RateLimit headers; [Decision] still returns
+	// its decision, with Allowed true and Counted false. Default: nil, no
+	// caller is exempt.
+	Exempt func(c *echo.Context, caller core.Caller) bool
+
+	// DenyHandler answers a request over the limit, after the RateLimit
+	// and Retry-After headers are set; the middleware returns its error.
+	// Default: [DenyJSON].
+	DenyHandler func(c *echo.Context, d *core.Decision) error
+
+	// KeepDecision keeps each request's decision in the context, where
+	// the handlers after the middleware read it with [Decision]. It costs
+	// a copy of the decision and, unless an earlier middleware called
+	// c.Set, the context's store that Echo makes on the first c.Set of a
+	// request. Default: false, [Decision] reports no decision; DenyHandler
+	// gets the decision whatever this says.
+	KeepDecision bool
+
+	// ErrorHandler is called when the store failed and the request was
+	// allowed without being counted (fail open). Return nil to serve the
+	// request, or an error to refuse it with that error. The limiter has
+	// already logged the failure. Default: nil, the request is served.
+	ErrorHandler func(c *echo.Context, err error) error
+}
+
+// DefaultConfig returns a Config with every default filled in except the
+// Limiter, which must be set.
+func DefaultConfig() Config {
+	return Config{Skipper: middleware.DefaultSkipper, Scope: core.DefaultScope, Cost: 1, DenyHandler: DenyJSON}
+}
+
+// DenyJSON is the default deny handler. It returns an error that Echo v5's
+// default error handler writes as 429 Too Many Requests with the JSON body
+// {"detail": "...", "retry_after": N} (the [core.DenyBody] of d): the error
+// reports its status with StatusCode (echo.HTTPStatusCoder, so
+// echo.StatusCode(err) is 429), writes its body with MarshalJSON, and
+// wraps [ErrLimited]. (Echo v5's *echo.HTTPError carries a text message
+// only, so it could not give the body Gin and Echo v4 answer.)
+func DenyJSON(_ *echo.Context, d *core.Decision) error {
+	return &denyError{body: d.DenyBody()}
+}
+
+// denyError is the error of [DenyJSON].
+type denyError struct{ body core.DenyBody }
+
+func (e *denyError) Error() string                { return ErrLimited.Error() }
+func (e *denyError) Unwrap() error                { return ErrLimited }
+func (e *denyError) StatusCode() int              { return http.StatusTooManyRequests }
+func (e *denyError) MarshalJSON() ([]byte, error) { return json.Marshal(e.body) }
+
+// withDefaults returns a copy of c with the zero fields set to their
+// defaults. Scope and Cost keep their zero values: [core.Limiter.Guard]
+// reads those as its defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Skipper == nil {
+		c.Skipper = d.Skipper
+	}
+	if c.DenyHandler == nil {
+		c.DenyHandler = d.DenyHandler
+	}
+	return c
+}
+
+// Validate reports the problem with c, if any: a missing Limiter, an
+// unknown Scope, a Cost that no request could fit.
+func (c Config) Validate() error {
+	_, err := c.guard()
+	return err
+}
+
+// guard builds the [core.Guard] that decides the middleware's requests.
+func (c Config) guard() (*core.Guard, error) {
+	if c.Limiter == nil {
+		return nil, errors.New("echo5limit: no Limiter: build one with core.New")
+	}
+	g, err := c.Limiter.Guard(c.Scope, c.Cost)
+	if err == nil && len(c.Costs) > 0 {
+		g, err = g.WithRouteCosts(c.Costs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("echo5limit: %w", err)
+	}
+	return g, nil
+}
+
+// decisionKey is the echo.Context key of the request's decision.
+const decisionKey = "github.com/ratescope/ratescope/echo5limit.decision"
+
+// New returns a middleware that counts each request against cfg.Scope and
+// refuses it with [Config.DenyHandler]'s error when the caller is over a
+// limit. It returns the error of [Config.Validate] instead if cfg is
+// invalid, so that no request fails later.
+//
+// For every counted request it sets the RateLimit-Policy and RateLimit
+// headers, and Retry-After when it denies; with Config.KeepDecision the
+// handlers after it read the decision with [Decision]. The caller's
+// address comes from [core.Limiter.Caller], which trusts X-Forwarded-For
+// only as far as the limiter's NumProxies and TrustedProxies say, never
+// from Echo's RealIP.
+func New(cfg Config) (echo.MiddlewareFunc, error) {
+	guard, err := cfg.guard()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m := &limiter{cfg: cfg, guard: guard}
+	return m.wrap, nil
+}
+
+type limiter struct {
+	cfg   Config
+	guard *core.Guard
+}
+
+func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		if m.cfg.Skipper(c) {
+			return next(c)
+		}
+		if serve, err := m.decide(c); !serve {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// decide keeps the decision in c if the configuration says so, and reports
+// whether to serve the request; if not, the error is the middleware's
+// answer, nil when the deny handler wrote the response itself.
+func (m *limiter) decide(c *echo.Context) (bool, error) {
+	cfg := &m.cfg
+	r := c.Request()
+	caller := m.caller(c)
+	// d stays on the stack: only a decision that outlives this function
+	// (kept for Decision, or given to the deny handler) is copied to the
+	// heap.
+	var d core.Decision
+	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		m.guard.ExemptInto(r.Context(), &d, caller, c.Path())
+	} else {
+		m.guard.DecideInto(r.Context(), &d, caller, c.Path(), c.Response().Header())
+	}
+	if !d.Allowed || cfg.KeepDecision {
+		kept := d
+		m.keep(c, &kept)
+		if !kept.Allowed {
+			return false, cfg.DenyHandler(c, &kept)
+		}
+	}
+	if d.StoreErr != nil && cfg.ErrorHandler != nil {
+		if err := cfg.ErrorHandler(c, d.StoreErr); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// keep stores d in c for [Decision] if the configuration says so.
+func (m *limiter) keep(c *echo.Context, d *core.Decision) {
+	if m.cfg.KeepDecision {
+		c.Set(decisionKey, d)
+	}
+}
+
+// caller returns who made the request of c: by key, by user, or by
+// address.
+func (m *limiter) caller(c *echo.Context) core.Caller {
+	if m.cfg.Key != nil {
+		if k := m.cfg.Key(c); k != "" {
+			return core.KeyCaller(k)
+		}
+	}
+	var user string
+	if m.cfg.User != nil {
+		user = m.cfg.User(c)
+	}
+	return m.guard.Caller(c.Request(), user)
+}
+
+// Must returns m, or panics with err: for e.Use(echo5limit.Must(echo5limit.New(cfg)))
+// in a program that cannot start without its limits anyway.
+func Must(m echo.MiddlewareFunc, err error) echo.MiddlewareFunc {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// Decision returns the decision the middleware made for the request of c,
+// and whether there is one: false if the middleware did not run, skipped
+// the request, or runs without Config.KeepDecision.
+func Decision(c *echo.Context) (*core.Decision, bool) {
+	d, ok := c.Get(decisionKey).(*core.Decision)
+	return d, ok
+}

@@ -1,0 +1,106 @@
+package echo5limit_test
+
+import (
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/echo5limit"
+	"github.com/ratescope/ratescope/wslimit"
+)
+
+// A JSON-RPC API and a WebSocket API limited as the XRP Ledger server
+// limits its own: one decaying balance per caller, "warning":"load" near
+// the limit, 503 "Server is overloaded" or a close with code 1008 beyond
+// it. Here the drop threshold is low, so that the third heavy call is
+// refused.
+func ExampleNewBalance() {
+	lim, err := core.New(core.Config{
+		Store:      memstore.New(memstore.Config{}),
+		NumProxies: core.Proxies(0),
+		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ledger, err := lim.Balance("ledger")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rpc, err := echo5limit.NewBalance(echo5limit.BalanceConfig{Balance: ledger, Cost: func(c *echo.Context) int64 { return 3000 }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/rpc", func(c *echo.Context) error {
+		d, _ := echo5limit.BalanceDecision(c)
+		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
+	}, rpc)
+	e.GET("/ws", func(c *echo.Context) error {
+		conn, err := ws.Accept(c.Response(), c.Request(), ledger.Caller(c.Request(), ""), false)
+		if err != nil {
+			return nil
+		}
+		ctx := c.Request().Context()
+		for {
+			if _, err := conn.Read(ctx); err != nil {
+				return nil
+			}
+			d, err := conn.Charge(ctx, 20) // a dropped caller is closed with 1008
+			if err != nil || conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]any{"type": "response"})) != nil {
+				return nil
+			}
+		}
+	})
+
+	for range 3 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"path_find"}`)))
+		fmt.Println(w.Code, strings.TrimSpace(w.Body.String()))
+	}
+	// Output:
+	// 200 {"result":{"status":"success"}}
+	// 200 {"result":{"warning":"load","status":"success"}}
+	// 503 Server is overloaded
+}
+
+// A JSON-RPC route limited by windows rather than a balance, answering a
+// caller over the limit as the XRP Ledger server does: 503 and the text
+// "Server is overloaded" instead of 429 and JSON.
+func ExampleDenyOverloaded() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{
+		Store:      store,
+		Rates:      map[string]string{"api.anon": "1/min,100/day"},
+		NumProxies: core.Proxies(0),
+		Now:        storetest.NewClock(storetest.Start).Now,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := echo.New()
+	e.POST("/rpc", func(c *echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]any{"result": map[string]any{"status": "success"}})
+	}, echo5limit.Must(echo5limit.New(echo5limit.Config{Limiter: lim, DenyHandler: echo5limit.DenyOverloaded})))
+
+	for range 2 {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"ping"}`)))
+		fmt.Printf("%d %s [Retry-After: %s]\n", w.Code, strings.TrimSpace(w.Body.String()), w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 200 {"result":{"status":"success"}} [Retry-After: ]
+	// 503 Server is overloaded [Retry-After: 60]
+}
