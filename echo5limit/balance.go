@@ -2,30 +2,42 @@ package echo5limit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
 
 	"github.com/ratescope/ratescope/core"
 )
 
 // BalanceConfig configures the middleware built by [NewBalance], which
 // limits a route group by a decaying balance of request costs (the XRP
-// Ledger server's model, [core.BalanceScope]), as a JSON-RPC API is. Zero
-// fields take the defaults stated on each.
+// Ledger server's model, [core.BalanceScope]), as a JSON-RPC API is. It
+// has the shape of [Config]; zero fields take the defaults stated on each,
+// those of [DefaultBalanceConfig].
 type BalanceConfig struct {
-	// Balance charges the requests: a balance scope of the limiter, from
-	// [core.Limiter.Balance]. Required.
-	Balance *core.Balance
+	// Skipper skips the middleware for some requests: they are served,
+	// not charged, not observed and have no decision. Default:
+	// middleware.DefaultSkipper, which skips nothing.
+	Skipper middleware.Skipper
 
-	// Cost returns the cost of the request: for JSON-RPC, by its method
-	// (the body may be read if it is put back); a negative cost is the
-	// scope's Costs.Reference. Default: nil, every request costs
-	// Costs.Reference.
+	// Limiter charges the requests. Required.
+	Limiter *core.Limiter
+
+	// Scope is the balance scope the requests are charged in, one of the
+	// limiter's Config.Balances. Required: balance scopes have no default.
+	Scope string
+
+	// Cost returns the cost of the request, 0 or more (a cost below 0 is
+	// 0): for JSON-RPC, by its method (the body may be read if it is put
+	// back), such as one of the scope's cost classes. Default: nil, every
+	// request costs the scope's Costs.Reference.
 	Cost func(c *echo.Context) int64
 
-	// User returns the signed-in user's id, as for [Config]. Default: nil,
-	// every caller is anonymous.
+	// Key and User find the caller, as for [Config]: use the same
+	// functions. Default: nil, callers are counted by address.
+	Key  func(c *echo.Context) string
 	User func(c *echo.Context) string
 
 	// Exempt reports whether the caller is exempt, as for [Config]: use
@@ -39,38 +51,71 @@ type BalanceConfig struct {
 	DenyHandler func(c *echo.Context, d *core.BalanceDecision) error
 }
 
-// balanceKey is the echo.Context key of the request's balance decision.
+// DefaultBalanceConfig returns a BalanceConfig with every default filled
+// in except the Limiter and the Scope, which must be set.
+func DefaultBalanceConfig() BalanceConfig {
+	return BalanceConfig{Skipper: middleware.DefaultSkipper, DenyHandler: denyOverloadedBalance}
+}
+
+// Validate reports the problem with c, if any: a missing Limiter, or a
+// Scope that is no balance scope of it.
+func (c BalanceConfig) Validate() error {
+	_, err := c.guard()
+	return err
+}
+
+// guard returns the [core.BalanceGuard] that charges the middleware's
+// requests.
+func (c BalanceConfig) guard() (*core.BalanceGuard, error) {
+	if c.Limiter == nil {
+		return nil, errors.New("echo5limit: no Limiter: build one with core.New")
+	}
+	g, err := c.Limiter.BalanceGuard(c.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("echo5limit: %w", err)
+	}
+	return g, nil
+}
+
+// balanceKey is the *echo.Context key of the request's balance decision.
 const balanceKey = "github.com/ratescope/ratescope/echo5limit.balance"
 
 // NewBalance returns a middleware that charges each request to the
-// caller's balance in cfg.Balance's scope, sets "Ratescope-Warning: load"
-// when the caller is warned, and refuses the requests of a dropped caller
-// with cfg.DenyHandler. The handlers after it read the decision with
+// caller's balance in cfg.Scope, sets "Ratescope-Warning: load" when the
+// caller is warned, and refuses the requests of a dropped caller with
+// cfg.DenyHandler. The handlers after it read the decision with
 // [BalanceDecision], and add "warning":"load" to their reply when its Load
-// is true ([core.WarnJSON]).
+// is true ([core.WarnJSON]). It returns the error of
+// [BalanceConfig.Validate] instead if cfg is invalid.
 func NewBalance(cfg BalanceConfig) (echo.MiddlewareFunc, error) {
-	if cfg.Balance == nil {
-		return nil, errors.New("echo5limit: no Balance: build one with core.Limiter.Balance")
+	guard, err := cfg.guard()
+	if err != nil {
+		return nil, err
+	}
+	d := DefaultBalanceConfig()
+	if cfg.Skipper == nil {
+		cfg.Skipper = d.Skipper
 	}
 	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = func(c *echo.Context, _ *core.BalanceDecision) error { return overloaded(c) }
+		cfg.DenyHandler = d.DenyHandler
 	}
+	reference := guard.Scope().Costs.Reference
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
-			var user string
-			if cfg.User != nil {
-				user = cfg.User(c)
+			if cfg.Skipper(c) {
+				return next(c)
 			}
-			caller := cfg.Balance.Caller(c.Request(), user)
+			caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
 			var d *core.BalanceDecision
 			if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-				d = cfg.Balance.Exempt(c.Request().Context(), caller)
+				d = guard.Exempt(c.Request().Context(), caller)
 			} else {
-				cost := int64(-1) // the scope's reference cost
+				cost := reference
 				if cfg.Cost != nil {
 					cost = cfg.Cost(c)
 				}
-				d = cfg.Balance.Decide(c.Request().Context(), caller, cost, c.Response().Header())
+				d = guard.Charge(c.Request().Context(), caller, cost)
+				d.SetHeaders(c.Response().Header())
 			}
 			c.Set(balanceKey, d)
 			if !d.Allowed {
@@ -95,6 +140,13 @@ func BalanceDecision(c *echo.Context) (*core.BalanceDecision, bool) {
 // JSON-RPC route group.
 func DenyOverloaded(c *echo.Context, _ *core.Decision) error { return overloaded(c) }
 
+// denyOverloadedBalance is the default deny handler of [NewBalance].
+func denyOverloadedBalance(c *echo.Context, _ *core.BalanceDecision) error { return overloaded(c) }
+
+// overloadedBody is the text body of a request refused with 503, as the XRP
+// Ledger server's JSON-RPC API answers it.
+const overloadedBody = "Server is overloaded"
+
 func overloaded(c *echo.Context) error {
-	return c.String(http.StatusServiceUnavailable, core.OverloadedBody)
+	return c.String(http.StatusServiceUnavailable, overloadedBody)
 }

@@ -16,7 +16,13 @@ import (
 
 func TestBalanceSuite(t *testing.T) {
 	adaptertest.RunBalance(t, func(t *testing.T, o adaptertest.BalanceOptions) http.Handler {
-		cfg := echo5limit.BalanceConfig{Balance: o.Balance, User: func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.UserHeader) }}
+		cfg := echo5limit.BalanceConfig{Limiter: o.Limiter, Scope: o.Scope, User: func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.UserHeader) }}
+		if o.Key != nil {
+			cfg.Key = func(c *echo.Context) string { return o.Key(c.Request()) }
+		}
+		if o.Skip != nil {
+			cfg.Skipper = func(c *echo.Context) bool { return o.Skip(c.Request()) }
+		}
 		if o.Cost != nil {
 			cfg.Cost = func(c *echo.Context) int64 { return o.Cost(c.Request()) }
 		}
@@ -45,5 +51,5 @@ func TestDenyOverloaded(t *testing.T) {
 	assert.Equal(t, "text/plain; charset=UTF-8", w.Header().Get("Content-Type"))
 	assert.Equal(t, "Server is overloaded", w.Body.String())
 	_, err := echo5limit.NewBalance(echo5limit.BalanceConfig{})
-	assert.ErrorContains(t, err, "no Balance")
+	assert.ErrorContains(t, err, "no Limiter")
 }

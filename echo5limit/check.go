@@ -2,12 +2,12 @@ package echo5limit
 
 import (
 	"net/http"
-	"net/http/httptest"
 
 	"github.com/labstack/echo/v5"
 
 	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/discard"
 )
 
 // CheckClientIP returns the W612 warning of [checks.ClientIP] when the
@@ -21,6 +21,6 @@ import (
 // [checks.LogMessages].
 func CheckClientIP(e *echo.Echo, lim *core.Limiter) []checks.Message {
 	return checks.ClientIP(lim, "Echo v5", func(r *http.Request) string {
-		return e.NewContext(r, httptest.NewRecorder()).RealIP()
+		return e.NewContext(r, &discard.ResponseWriter{}).RealIP()
 	})
 }

@@ -19,14 +19,14 @@ import (
 	"github.com/ratescope/ratescope/internal/adaptertest"
 )
 
-// userKey is the echo.Context key where the session middleware of the
+// userKey is the *echo.Context key where the session middleware of the
 // suite's UserFromContext leaves the user id.
 const userKey = "user"
 
 func TestSuite(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T, o adaptertest.Options) http.Handler {
 		e := echo.New()
-		cfg := echo5limit.Config{Limiter: o.Limiter, Cost: o.Cost, Costs: o.Costs, KeepDecision: !o.DropDecision}
+		cfg := echo5limit.Config{Limiter: o.Limiter, Cost: o.Cost, RouteCosts: o.RouteCosts, KeepDecision: !o.DropDecision}
 		if o.Key {
 			cfg.Key = func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.KeyHeader) }
 		}
@@ -110,7 +110,7 @@ func TestNewErrors(t *testing.T) {
 		{name: "no limiter", cfg: echo5limit.Config{}, want: "no Limiter"},
 		{name: "unknown scope", cfg: echo5limit.Config{Limiter: lim, Scope: "nope"}, want: `unknown scope "nope"`},
 		{name: "negative cost", cfg: echo5limit.Config{Limiter: lim, Cost: -1}, want: "cost -1"},
-		{name: "route cost below 1", cfg: echo5limit.Config{Limiter: lim, Costs: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
+		{name: "route cost below 1", cfg: echo5limit.Config{Limiter: lim, RouteCosts: map[string]int64{"/api/export": 0}}, want: `cost 0 of route "/api/export"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,23 +22,23 @@ import (
 // it. Here the drop threshold is low, so that the third heavy call is
 // refused.
 func ExampleNewBalance() {
+	// rippled's figures with low thresholds (a policy with any figure set
+	// is taken as written, so start from the default one).
+	policy := core.DefaultBalancePolicy()
+	policy.Warn, policy.Drop = 100, 150
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
 		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Warn: 100, Drop: 150}}},
+		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: policy}},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ledger, err := lim.Balance("ledger")
+	rpc, err := echo5limit.NewBalance(echo5limit.BalanceConfig{Limiter: lim, Scope: "ledger", Cost: func(c *echo.Context) int64 { return 3000 }})
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := echo5limit.NewBalance(echo5limit.BalanceConfig{Balance: ledger, Cost: func(c *echo.Context) int64 { return 3000 }})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ws, err := wslimit.New(wslimit.Config{Balance: ledger})
+	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ledger"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func ExampleNewBalance() {
 		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
 	}, rpc)
 	e.GET("/ws", func(c *echo.Context) error {
-		conn, err := ws.Accept(c.Response(), c.Request(), ledger.Caller(c.Request(), ""), false)
+		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), "", ""), false)
 		if err != nil {
 			return nil
 		}

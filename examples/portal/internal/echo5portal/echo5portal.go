@@ -25,7 +25,7 @@ func New(a *portal.App) (http.Handler, error) {
 	// One middleware for the /api group: each request is counted once,
 	// at its route's cost.
 	groupCfg := cfg
-	groupCfg.Costs = a.APICosts()
+	groupCfg.RouteCosts = a.APICosts()
 	limitAPI, err := echo5limit.New(groupCfg)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,8 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	e.GET("/debug/searches", func(c *echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
 	limitRPC, err := echo5limit.NewBalance(echo5limit.BalanceConfig{
-		Balance: a.Ledger(),
+		Limiter: a.Limiter,
+		Scope:   portal.ScopeLedger,
 		Cost:    func(c *echo.Context) int64 { return a.RPCCost(c.Request()) },
 		User:    user,
 		Exempt:  cfg.Exempt,
