@@ -2,12 +2,10 @@ module github.com/ratescope/ratescope/browsertest
 
 go 1.26.0
 
-replace github.com/ratescope/ratescope => ../
-
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/ratescope/ratescope v0.0.0-00010101000000-000000000000
+	github.com/ratescope/ratescope v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -15,3 +13,5 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
+
+replace github.com/ratescope/ratescope => ..

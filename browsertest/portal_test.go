@@ -28,7 +28,7 @@ import (
 // frameworks are the portal's -framework values (portal.Frameworks, which
 // this module cannot import): the page must work on each. A framework
 // added to the portal is added here.
-var frameworks = []string{"gin", "echo"}
+var frameworks = []string{"gin", "echo", "echo5"}
 
 // The limits of the portals these tests start: the project search box
 // allows searchLimit searches in searchPeriod, so that typing fast reaches
