@@ -243,10 +243,11 @@ type progress struct {
 	start    time.Time
 	last     time.Time
 	shown    bool
+	now      func() time.Time // time.Now; a test's clock
 }
 
 func newProgress(w io.Writer, files []string) *progress {
-	p := &progress{w: w, start: time.Now()}
+	p := &progress{w: w, start: time.Now(), now: time.Now}
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			p.terminal = true
@@ -265,7 +266,7 @@ func newProgress(w io.Writer, files []string) *progress {
 }
 
 func (p *progress) lines(n int64) {
-	now := time.Now()
+	now := p.now()
 	every := 10 * time.Second
 	if p.terminal {
 		every = 200 * time.Millisecond

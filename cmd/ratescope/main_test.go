@@ -149,3 +149,34 @@ func TestCheck(t *testing.T) {
 	code, _, _ = runCmd(t, "", "check", "-num-proxies", "unset", "-strict")
 	assert.Equal(t, 2, code)
 }
+
+// TestProgress: nothing in the first second; then a bar redrawn on a
+// terminal, or a line every ten seconds otherwise.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		want     string
+	}{
+		{name: "terminal", terminal: true, want: "\r[###############...............] ratescope: 200000 lines, 100000 lines/s,  50%\r[###############...............] ratescope: 300000 lines, 100000 lines/s,  50%\n"},
+		{name: "pipe", want: "ratescope: 200000 lines, 100000 lines/s,  50%\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b bytes.Buffer
+			now := start
+			p := &progress{w: &b, terminal: tc.terminal, total: 1000, read: 500, start: start, now: func() time.Time { return now }}
+			now = start.Add(time.Second / 2)
+			p.lines(50000)
+			assert.Empty(t, b.String(), "nothing in the first second")
+			now = start.Add(2 * time.Second)
+			p.lines(200000)
+			now = start.Add(3 * time.Second)
+			p.lines(300000)
+			p.done()
+			assert.Equal(t, tc.want, b.String())
+		})
+	}
+}
