@@ -49,6 +49,7 @@ var imports = map[string]string{
 	"net":        "net",
 	"http":       "net/http",
 	"slog":       "log/slog",
+	"strings":    "strings",
 	"core":       "github.com/ratescope/ratescope/core",
 	"memstore":   "github.com/ratescope/ratescope/core/memstore",
 	"checks":     "github.com/ratescope/ratescope/checks",
