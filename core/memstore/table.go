@@ -48,6 +48,11 @@ type shard[K comparable, T window.Counter, W counts[T]] struct {
 	next      int      // entries handed out in the last chunk
 	peak      int      // the largest len(index) since the shard was compacted
 	lastSweep int64    // when a full shard last swept itself
+	// sweepFrom is a time before which a sweep of the shard finds
+	// nothing: the earliest expiry of an entry, or end of a mark, that
+	// the last sweep left, or a mark's end set since. A full shard on a
+	// fast clock (a replayed log) sweeps only when something can go.
+	sweepFrom int64
 	// blocked marks the callers whose last decision was refused or left a
 	// limit with no room, until when that may last (at most the period of
 	// the limit): they have the most at stake, and are evicted last. nil
@@ -69,6 +74,7 @@ func (sh *shard[K, T, W]) mark(k K, until int64) {
 		sh.blocked = make(map[K]int64)
 	}
 	sh.blocked[k] = until
+	sh.sweepFrom = min(sh.sweepFrom, until)
 }
 
 // isBlocked reports whether k is marked blocked at now.
@@ -257,7 +263,7 @@ func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Res
 func (t *genericTable[K, T, W]) makeRoom(sh *shard[K, T, W], k K, now int64) bool {
 	s := t.store
 	for tries := 0; !s.reserve(); tries++ {
-		if now-sh.lastSweep >= int64(time.Second) {
+		if now >= sh.sweepFrom && now-sh.lastSweep >= int64(time.Second) {
 			sh.lastSweep = now
 			if t.sweepShard(sh, now) > 0 {
 				continue
@@ -322,18 +328,26 @@ func (t *genericTable[K, T, W]) sweep(now int64) int {
 // keep their memory after deletes).
 func (t *genericTable[K, T, W]) sweepShard(sh *shard[K, T, W], now int64) int {
 	n := 0
+	// Entries added after now expire after every entry left here, so the
+	// earliest expiry left is when the next sweep can find something.
+	next := t.expiry(now)
 	for k, slot := range sh.index {
-		if now >= t.expiry(sh.at(slot).last) {
+		if e := t.expiry(sh.at(slot).last); now >= e {
 			sh.drop(k, slot)
 			n++
+		} else {
+			next = min(next, e)
 		}
 	}
 	t.store.entries.Add(int64(-n))
 	for k, until := range sh.blocked {
 		if now >= until {
 			delete(sh.blocked, k)
+		} else {
+			next = min(next, until)
 		}
 	}
+	sh.sweepFrom = next
 	if sh.peak >= 64 && len(sh.index) <= sh.peak/4 {
 		index, chunks := sh.index, sh.chunks
 		sh.index = make(map[K]uint32, len(index))
