@@ -149,7 +149,7 @@ func (l *Limiter) Config() Config {
 func (l *Limiter) checkCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {
-		return fmt.Errorf("ratescope: unknown scope %q: the limiter's scopes are %s; name one of them, or add a core.Scope named %q to core.Config.Scopes", scope, strings.Join(slices.Sorted(maps.Keys(l.scopes)), ", "), scope)
+		return fmt.Errorf("%w %q: the limiter's scopes are %s; name one of them, or add a core.Scope named %q to core.Config.Scopes", ErrUnknownScope, scope, strings.Join(slices.Sorted(maps.Keys(l.scopes)), ", "), scope)
 	}
 	if cost < 1 {
 		return fmt.Errorf("ratescope: cost %d for scope %q: want 1 or more (the units one request uses)", cost, scope)

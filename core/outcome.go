@@ -30,12 +30,17 @@ const (
 	// whole limiter is in shadow mode, so the request was served. It was
 	// not counted, exactly as a refusal is not.
 	OutcomeShadow
+	// OutcomeReset is no decision on a request: an operator cleared the
+	// caller's counts in the scope ([Limiter.Reset]). Its Event holds a
+	// Decision (window scope) or a BalanceDecision (balance scope) with
+	// only Scope, Caller and Outcome set: a Cost of 0, nothing allowed.
+	OutcomeReset
 )
 
-var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow"}
+var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "reset"}
 
-// String returns "allowed", "denied", "failed_open", "exempt", "shadow", or
-// "none".
+// String returns "allowed", "denied", "failed_open", "exempt", "shadow",
+// "reset", or "none".
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -43,15 +48,18 @@ func (o Outcome) String() string {
 	return "none"
 }
 
-// Outcomes returns every Outcome a decision can have, OutcomeNone aside, in
+// Outcomes returns every Outcome an [Event] can have, OutcomeNone aside, in
 // the order of their values: for a metrics exporter that wants each label
-// value present from the start.
+// value present from the start. OutcomeReset is among them, though a reset
+// is no decision on a request.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow}
+	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeReset}
 }
 
 // An Event is what [Config.Observe] receives for each decision: of a
 // window scope (Decision) or of a balance scope (Balance); the other is nil.
+// It receives one for each reset of a caller's counts too
+// ([Limiter.Reset]), with Outcome [OutcomeReset].
 // Its methods read whichever is set, for an observer that treats both alike.
 type Event struct {
 	// Decision is the decision made in a window scope, or nil: a copy of

@@ -93,7 +93,7 @@ func New(cfg Config) *Collector {
 	return &Collector{
 		decisions: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decisions_total", ConstLabels: cfg.ConstLabels,
-			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow).",
+			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow; reset for a caller's counts cleared).",
 		}, labels),
 		cost: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decision_cost_total", ConstLabels: cfg.ConstLabels,
@@ -131,7 +131,7 @@ func (c *Collector) Observe(_ context.Context, e core.Event) {
 	s := v.(*series)
 	s.decisions.Inc()
 	s.cost.Add(float64(e.Cost()))
-	if key.outcome != core.OutcomeExempt {
+	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
 		s.duration.Observe(e.Duration.Seconds())
 	}
 }

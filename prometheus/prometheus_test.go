@@ -141,6 +141,8 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
 	ws.Charge(ctx, anon, 20)     // dropped
+	require.NoError(t, lim.Reset(ctx, "api", anon))
+	require.NoError(t, lim.Reset(ctx, "ws", anon))
 
 	families := scrape(t, reg)
 	for _, tt := range []struct {
@@ -156,6 +158,8 @@ func TestScrape(t *testing.T) {
 		{"api", "anon", "failed_open", 1},
 		{"ws", "anon", "allowed", 1},
 		{"ws", "anon", "denied", 1},
+		{"api", "anon", "reset", 1},
+		{"ws", "anon", "reset", 1},
 	} {
 		got, ok := value(families, "ratescope_decisions_total", map[string]string{"scope": tt.scope, "kind": tt.kind, "outcome": tt.outcome})
 		assert.True(t, ok, "%s %s %s", tt.scope, tt.kind, tt.outcome)
@@ -165,7 +169,7 @@ func TestScrape(t *testing.T) {
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
 	n, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api"})
 	require.True(t, ok)
-	assert.Equal(t, 6.0, n, "every decision that asked the store, the exempt one aside")
+	assert.Equal(t, 6.0, n, "every decision that asked the store, the exempt one and the reset aside")
 	assert.Equal(t, dto.MetricType_HISTOGRAM, families["ratescope_decision_duration_seconds"].GetType())
 	assert.Equal(t, dto.MetricType_COUNTER, families["ratescope_decisions_total"].GetType())
 	failures, _ := value(families, "ratescope_store_failures_total", nil)

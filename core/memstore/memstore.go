@@ -160,6 +160,8 @@ type table interface {
 	// evict drops one entry, unmarked (or whose mark has passed) unless
 	// marked, and reports whether it found one.
 	evict(now int64, marked bool) bool
+	// reset drops the entry of a caller (reset.go).
+	reset(caller core.Caller)
 }
 
 // reserve takes the count of one new entry if the store has room for it.

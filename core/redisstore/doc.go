@@ -196,6 +196,11 @@
 // costs a call to Redis). While the breaker is open the cache is not
 // consulted: the store fails open, and refuses no one.
 //
+// [Store.Reset] deletes a caller's key and forgets the denials this
+// process remembers for it; the caches of other processes are not told,
+// and answer their remembered denials until these expire (set CacheSize
+// to -1 where a reset must take effect everywhere at once).
+//
 // # Concurrency
 //
 // A [Store] is safe for concurrent use. Its only goroutines are the batch

@@ -69,6 +69,10 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 			}
 		})
 	}
+
+	// Reset: the optional core.ResetStore and core.BalanceResetStore,
+	// for the stores that have them (reset.go).
+	runReset(t, newStore)
 }
 
 // scoped sends every request to the Store that its ScopedStore gives for

@@ -4,7 +4,7 @@
 //	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo|echo5]
 //		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
-//		[-warn N] [-drop N]
+//		[-warn N] [-drop N] [-admin-token TOKEN]
 //
 // Routes:
 //
@@ -24,12 +24,23 @@
 //	GET /healthz              not limited: 200
 //	GET /metrics              with -metrics, not limited: the Prometheus text format,
 //	                          ratescope_decisions_total{scope, kind, outcome} with
-//	                          outcome allowed, denied, failed_open, exempt or shadow
+//	                          outcome allowed, denied, failed_open, exempt, shadow
+//	                          or reset (a caller's counts cleared)
 //	GET /ws                   WebSocket, balance "ledger": each text message
 //	                          {"id":N,"command":"NAME"} is answered
 //	                          {"id":N,"type":"response","status":"success","result":{}},
 //	                          with "warning":"load" at or above -warn;
 //	                          at or above -drop: close 1008 "threshold exceeded"
+//	DELETE /admin/limits/SCOPE?caller=ADDRESS or ?user=NAME
+//	                          with -admin-token, not limited: with header
+//	                          X-Admin-Token: TOKEN, clears that caller's counts in
+//	                          SCOPE (api, autocomplete.NAME or ledger) and answers
+//	                          204; 403 for a missing or wrong token (nothing
+//	                          changes), 404 for an unknown scope, 400 for a bad
+//	                          ADDRESS (IPv4, or IPv6 counted by its /64) or for
+//	                          neither or both of caller and user, each with
+//	                          {"error": "..."}; without -admin-token the route
+//	                          does not exist
 //	POST /rpc                 JSON-RPC, balance "ledger": body
 //	                          {"method":"NAME","params":[{}]}, answer
 //	                          200 {"result":{"status":"success"}}, with

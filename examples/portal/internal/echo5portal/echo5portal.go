@@ -40,6 +40,12 @@ func New(a *portal.App) (http.Handler, error) {
 	if a.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(a.Metrics))
 	}
+	if a.Admin() {
+		e.DELETE(portal.AdminLimitsRoute+":scope", func(c *echo.Context) error {
+			a.ResetLimits(c.Response(), c.Request(), c.Param("scope"))
+			return nil
+		})
+	}
 	api := e.Group("/api", limitAPI)
 	api.GET("/records", func(c *echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) })
 	api.GET("/export", func(c *echo.Context) error { return c.JSON(http.StatusOK, portal.Records()) })

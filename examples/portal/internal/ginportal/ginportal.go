@@ -45,6 +45,11 @@ func New(a *portal.App) (http.Handler, error) {
 	if a.Metrics != nil {
 		r.GET("/metrics", gin.WrapH(a.Metrics))
 	}
+	if a.Admin() {
+		r.DELETE(portal.AdminLimitsRoute+":scope", func(c *gin.Context) {
+			a.ResetLimits(c.Writer, c.Request, c.Param("scope"))
+		})
+	}
 	api := r.Group("/api", limitAPI)
 	api.GET("/records", func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })
 	api.GET("/export", func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })

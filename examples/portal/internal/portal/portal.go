@@ -98,6 +98,11 @@ type Options struct {
 	Warn, Drop int64
 	// Now is the clock; not a flag. Default: time.Now.
 	Now func() time.Time
+
+	// AdminToken, when set, enables DELETE /admin/limits/SCOPE with the
+	// header X-Admin-Token equal to it ([App.ResetLimits]). Default: "",
+	// no such route.
+	AdminToken string
 }
 
 // ParseFlags reads the command line args (without the program name). It
@@ -120,6 +125,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -174,12 +180,19 @@ type App struct {
 	searches searchCounts
 	ledger   ledger
 	close    func() error
+
+	adminToken string // Options.AdminToken (admin.go)
+	logger     *slog.Logger
 }
 
 // New builds the App of o, logging to logger. Bad rates or a bad Redis URL give
 // a [*UsageError] that names them.
 func New(o Options, logger *slog.Logger) (*App, error) {
 	a := &App{admins: map[string]bool{}, searches: newSearchCounts(), ExportCost: o.ExportCost, TrustedProxies: o.TrustedProxies}
+	a.adminToken, a.logger = o.AdminToken, logger
+	if a.logger == nil {
+		a.logger = slog.Default()
+	}
 	if a.ExportCost == 0 {
 		a.ExportCost = DefaultExportCost
 	}

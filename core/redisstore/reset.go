@@ -1,0 +1,72 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Reset implements [core.ResetStore] with one DEL of the caller's key, the
+// key Take counts on (see the package documentation, Keys): it is built
+// from req.Scope, req.Caller and the periods of req.Limits, so a Limiter
+// gives the scope's limits for the caller's kind. On a Redis Cluster the
+// key's hash tag is the caller's id, so the command goes to one master.
+// A Take that Redis runs before the DEL is cleared with the rest; one run
+// after it counts afresh.
+//
+// Reset also forgets the denials of the caller's key that this process's
+// over-limit cache remembers. The caches of other processes sharing the
+// Redis are not told: one that remembers a denial of the caller answers
+// it, without asking Redis, until a request of cost 1 would have fitted
+// (at most the longest period); run those processes with CacheSize -1 if
+// a reset must free a blocked caller everywhere at once (ADR 0100).
+//
+// The command is not sent through the circuit breaker or batched: a reset
+// is rare and its caller waits for its answer, within ctx. The error is
+// Redis's or ctx's, wrapped, or one for a request without limits.
+func (s *Store) Reset(ctx context.Context, req core.Request) error {
+	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+		return errNoLimits
+	}
+	var buf [128]byte
+	key := string(appendKey(buf[:0], s.prefix, &req))
+	if err := s.client.Del(ctx, key).Err(); err != nil {
+		return fmt.Errorf("redisstore: reset: %w", err)
+	}
+	if s.cache != nil {
+		s.cache.forget(key)
+	}
+	return nil
+}
+
+// ResetBalance implements [core.BalanceResetStore] with one DEL of the
+// caller's balance key (see [Store.Charge]), which depends on the window
+// of req.Policy. As for [Store.Reset], the command is not batched, and a
+// Charge is run wholly before or after it.
+func (s *Store) ResetBalance(ctx context.Context, req core.BalanceRequest) error {
+	if err := checkBalanceRequest(&req); err != nil {
+		return err
+	}
+	if err := s.client.Del(ctx, balanceKey(s.prefix, &req)).Err(); err != nil {
+		return fmt.Errorf("redisstore: reset balance: %w", err)
+	}
+	return nil
+}
+
+// forget drops every denial remembered for key, whatever the limits.
+func (d *denials) forget(key string) {
+	sh := d.shard(&cacheKey{key: key})
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for k := range sh.m {
+		if k.key == key {
+			delete(sh.m, k)
+		}
+	}
+}
+
+var (
+	_ core.ResetStore        = (*Store)(nil)
+	_ core.BalanceResetStore = (*Store)(nil)
+)

@@ -1,0 +1,71 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// TestResetAndOtherProcessesCaches checks what the reference says of a
+// reset with several processes on one Redis: the process that resets
+// forgets its remembered refusals, a process without the over-limit cache
+// sees the reset at once, and one whose cache remembers a refusal of the
+// caller keeps answering it until it resets too (or the refusal expires).
+func TestResetAndOtherProcessesCaches(t *testing.T) {
+	t.Parallel()
+	for _, tc := range serverAndCluster {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			prefix := uniquePrefix()
+			cached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix})
+			uncached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix, CacheSize: -1})
+			req := core.Request{Scope: "reset", Caller: anon("192.0.2.80"), Limits: []core.Rate{core.PerMinute(2), core.PerDay(100)}, Cost: 1, Now: storetest.Start}
+			take := func(s *redisstore.Store) bool {
+				t.Helper()
+				res, err := s.Take(ctx, req)
+				require.NoError(t, err)
+				return res.Allowed
+			}
+			require.True(t, take(cached))
+			require.True(t, take(uncached))
+			require.False(t, take(cached))
+			require.Equal(t, 1, cached.Stats().Cached, "the refusal is remembered")
+			require.False(t, take(uncached))
+
+			require.NoError(t, uncached.Reset(ctx, req))
+			assert.True(t, take(uncached), "the process without a cache sees the reset at once")
+			hits := cached.Stats().CacheHits
+			assert.False(t, take(cached), "another process's cache still refuses")
+			assert.Equal(t, hits+1, cached.Stats().CacheHits)
+
+			require.NoError(t, cached.Reset(ctx, req))
+			assert.Zero(t, cached.Stats().Cached, "a reset forgets the process's own refusals of the key")
+			res, err := cached.Take(ctx, req)
+			require.NoError(t, err)
+			require.True(t, res.Allowed)
+			assert.Equal(t, int64(1), res.Limits[0].Remaining, "the whole limit less this request")
+			assert.Equal(t, int64(99), res.Limits[1].Remaining)
+		})
+	}
+}
+
+// TestResetErrors checks that a reset Redis cannot run is an error.
+func TestResetErrors(t *testing.T) {
+	t.Parallel()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	ctx := context.Background()
+	assert.Error(t, s.Reset(ctx, core.Request{Scope: "reset", Caller: anon("192.0.2.81")}), "no limits")
+	assert.Error(t, s.ResetBalance(ctx, core.BalanceRequest{Scope: "reset", Caller: anon("192.0.2.81")}), "no window")
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	err := s.Reset(canceled, core.Request{Scope: "reset", Caller: anon("192.0.2.81"), Limits: []core.Rate{core.PerMinute(1)}})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "redisstore: reset:")
+}

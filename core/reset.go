@@ -1,0 +1,121 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// ErrUnknownScope is the error, wrapped, of a call that names a scope the
+// [Limiter] does not have: [Limiter.Reset], [Limiter.AllowN] and
+// [Limiter.Guard]. Tell it apart with errors.Is, for example to
+// answer 404 to an administrator who named no scope of the limiter.
+var ErrUnknownScope = errors.New("ratescope: unknown scope")
+
+// ErrResetUnsupported is the error, wrapped, of [Limiter.Reset] when the
+// store cannot clear counts: it lacks [ResetStore] (for a window scope) or
+// [BalanceResetStore] (for a balance scope). memstore and redisstore have
+// both. [New] does not require them, since most applications never reset.
+var ErrResetUnsupported = errors.New("ratescope: the store cannot reset counts")
+
+// A ResetStore is a [Store] that can clear one caller's counts. It is an
+// optional interface: [Limiter.Reset] needs it, [New] does not.
+//
+// Reset clears the counts of req.Caller in req.Scope, for the caller's
+// kind: every window of that scope and kind, so that the caller's next
+// request finds its whole allowance. req.Limits are the scope's limits for
+// that kind, for a store whose keys depend on them (the Redis store keys
+// counts by the limits' periods); a store that can find every window of
+// the scope and kind without them (memstore) clears them all, whatever
+// the limits. req.Cost is not used; req.Now is the time of the reset.
+// Other callers, the other kind of caller and other scopes keep their
+// counts. A caller with no counts is no error.
+//
+// Reset is safe to call concurrently with Take: a decision in flight is
+// decided either before the reset (and its count cleared) or after it (and
+// counted afresh). An error means the store could not clear the counts.
+type ResetStore interface {
+	Reset(ctx context.Context, req Request) error
+}
+
+// A BalanceResetStore is a [BalanceStore] that can clear one caller's
+// decaying balance. It is an optional interface: [Limiter.Reset] needs it
+// for a balance scope, [New] does not.
+//
+// ResetBalance sets the balance of req.Caller in req.Scope back to zero,
+// as if the caller had never been charged. req.Policy is the scope's
+// policy (the Redis store keys balances by its window); req.Cost is not
+// used; req.Now is the time of the reset. It is safe to call concurrently
+// with Charge, with the guarantee of [ResetStore]. A caller with no balance
+// is no error.
+type BalanceResetStore interface {
+	ResetBalance(ctx context.Context, req BalanceRequest) error
+}
+
+// Reset clears the counts of caller in scope, for an operator who unblocks
+// a caller: in a window scope, every window of the scope for the caller's
+// kind, so that its next request finds the whole limit less its cost; in a
+// balance scope ([Config.Balances]), its balance, back to zero. Other
+// callers, the caller's counts in other scopes and, for a window scope, the
+// other kind of caller's counts are kept. A caller with no counts is no
+// error. Build the caller as the limiter counts it: [Limiter.AddrCaller]
+// for an address, Caller{User: id} or [KeyCaller] for the others.
+//
+// It is safe to call concurrently with the decisions: a request decided
+// while the reset is in flight is counted either before it (and cleared)
+// or after it (ADR 0100).
+//
+// The error wraps [ErrUnknownScope] when scope is neither a window scope
+// nor a balance scope, [ErrResetUnsupported] when the store cannot reset
+// (see [ResetStore]), and is the store's error, wrapped, when it failed.
+// On success Config.Observe receives an [Event] whose Outcome is
+// [OutcomeReset]; nothing is observed on an error.
+func (l *Limiter) Reset(ctx context.Context, scope string, caller Caller) error {
+	s, b := l.scopes[scope], l.balances[scope]
+	if s == nil && b == nil {
+		names := slices.Sorted(maps.Keys(l.scopes))
+		names = append(names, sortedBalanceNames(l.balances)...)
+		return fmt.Errorf("%w %q: the limiter's scopes are %s", ErrUnknownScope, scope, strings.Join(names, ", "))
+	}
+	if s != nil {
+		rs, ok := l.store.(ResetStore)
+		if !ok {
+			return fmt.Errorf("%w: %T has no Reset method (core.ResetStore)", ErrResetUnsupported, l.store)
+		}
+		start := l.start()
+		req := Request{Scope: scope, Caller: caller, Limits: s.kinds[caller.Kind()].rates, Now: l.now()}
+		if err := rs.Reset(ctx, req); err != nil {
+			return fmt.Errorf("ratescope: reset %q in scope %q: %w", caller, scope, err)
+		}
+		if l.hook != nil {
+			l.emit(ctx, Event{Decision: &Decision{Scope: scope, Caller: caller, Outcome: OutcomeReset}}, start)
+		}
+	}
+	if b != nil {
+		rs, ok := l.bstore.(BalanceResetStore)
+		if !ok {
+			return fmt.Errorf("%w: %T has no ResetBalance method (core.BalanceResetStore)", ErrResetUnsupported, l.bstore)
+		}
+		start := l.start()
+		req := BalanceRequest{Scope: scope, Caller: caller, Policy: b.BalancePolicy, Now: l.now()}
+		if err := rs.ResetBalance(ctx, req); err != nil {
+			return fmt.Errorf("ratescope: reset %q in balance scope %q: %w", caller, scope, err)
+		}
+		l.observeBalance(ctx, &BalanceDecision{Scope: scope, Caller: caller, Outcome: OutcomeReset}, start)
+	}
+	return nil
+}
+
+// AddrCaller returns the anonymous caller the limiter counts for a client
+// address: an IPv4 address (or an IPv4-mapped IPv6 one) as itself, an
+// IPv6 address by its network of Config.IPv6Bits (the /64 by default), as
+// [Limiter.Caller] finds it. An invalid address is the caller whose
+// address is unknown. It is what [Limiter.Reset] needs to unblock an
+// address.
+func (l *Limiter) AddrCaller(addr netip.Addr) Caller {
+	return Caller{Network: network(addr.Unmap(), l.bits6)}
+}

@@ -1,0 +1,161 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// TestReset checks that Limiter.Reset frees a blocked caller of a window
+// scope, and only it, and that the hook sees the reset.
+func TestReset(t *testing.T) {
+	t.Parallel()
+	var seen []core.Event
+	lim := newLimiter(t, core.Config{
+		Rates:   core.RateTable{"api.anon": "3/min,100/day", "api.user": "5/min"},
+		Observe: func(_ context.Context, e core.Event) { seen = append(seen, e) },
+	})
+	ctx := context.Background()
+	blocked, other, user := anonCaller("192.0.2.1"), anonCaller("192.0.2.2"), core.Caller{User: "alice"}
+	for _, c := range []core.Caller{blocked, blocked, blocked, other, user} {
+		d, err := lim.Allow(ctx, "api", c)
+		require.NoError(t, err)
+		require.True(t, d.Allowed)
+	}
+	d, err := lim.Allow(ctx, "api", blocked)
+	require.NoError(t, err)
+	require.False(t, d.Allowed)
+
+	seen = nil
+	require.NoError(t, lim.Reset(ctx, "api", blocked))
+	require.Len(t, seen, 1)
+	e := seen[0]
+	assert.Equal(t, core.OutcomeReset, e.Outcome())
+	assert.Equal(t, "api", e.Scope())
+	assert.Equal(t, blocked, e.Caller())
+	assert.Zero(t, e.Cost())
+	assert.NotNil(t, e.Decision, "a window scope's reset comes as a Decision")
+
+	for _, tc := range []struct {
+		name   string
+		caller core.Caller
+		want   []int64
+	}{
+		{name: "the caller reset has the whole limit less one", caller: blocked, want: []int64{2, 99}},
+		{name: "another caller keeps its count", caller: other, want: []int64{1, 98}},
+		{name: "a user keeps its count", caller: user, want: []int64{3}},
+	} {
+		d, err := lim.Allow(ctx, "api", tc.caller)
+		require.NoError(t, err)
+		var left []int64
+		for _, st := range d.Limits() {
+			left = append(left, st.Remaining)
+		}
+		assert.Equal(t, tc.want, left, tc.name)
+	}
+}
+
+// TestResetAddrCaller checks that an address names the caller the
+// limiter counts: an IPv4 address, mapped or not, itself; an IPv6 address
+// its network of Config.IPv6Bits.
+func TestResetAddrCaller(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		bits int
+		addr string
+		want string
+	}{
+		{name: "IPv4", addr: "192.0.2.7", want: "192.0.2.7"},
+		{name: "IPv4-mapped", addr: "::ffff:192.0.2.7", want: "192.0.2.7"},
+		{name: "IPv6 /64", addr: "2001:db8:1:2:3:4:5:6", want: "2001:db8:1:2::/64"},
+		{name: "IPv6 /48", bits: 48, addr: "2001:db8:1:2:3:4:5:6", want: "2001:db8:1::/48"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			lim := newLimiter(t, core.Config{IPv6Bits: tc.bits})
+			assert.Equal(t, tc.want, lim.AddrCaller(netip.MustParseAddr(tc.addr)).String())
+		})
+	}
+	lim := newLimiter(t, core.Config{})
+	assert.Equal(t, core.Caller{}, lim.AddrCaller(netip.Addr{}), "an invalid address is the unknown caller")
+}
+
+// TestResetBalance checks that a reset in a balance scope sets the
+// caller's balance back to zero, and is observed as a balance event.
+func TestResetBalance(t *testing.T) {
+	t.Parallel()
+	var seen []core.Event
+	lim := newLimiter(t, core.Config{
+		Balances: []core.BalanceScope{{Name: "ws"}},
+		Logger:   slog.New(slog.DiscardHandler),
+		Observe:  func(_ context.Context, e core.Event) { seen = append(seen, e) },
+	})
+	ctx := context.Background()
+	b, err := lim.BalanceGuard("ws")
+	require.NoError(t, err)
+	caller := anonCaller("192.0.2.1")
+	require.True(t, b.Charge(ctx, caller, 32*16000).Allowed, "served, and dropped from now on")
+	require.False(t, b.Charge(ctx, caller, 20).Allowed, "dropped")
+	seen = nil
+	require.NoError(t, lim.Reset(ctx, "ws", caller))
+	require.Len(t, seen, 1)
+	assert.Equal(t, core.OutcomeReset, seen[0].Outcome())
+	assert.Equal(t, "ws", seen[0].Scope())
+	assert.NotNil(t, seen[0].BalanceDecision, "a balance scope's reset comes as a BalanceDecision")
+	d := b.Charge(ctx, caller, 20)
+	assert.True(t, d.Allowed)
+	assert.Zero(t, d.Balance)
+}
+
+// plainStore keeps counts but cannot reset them.
+type plainStore struct{ core.Store }
+
+// TestResetErrors checks the errors of Reset: an unknown scope, a store
+// that cannot reset (which New accepts), a store that fails; none is
+// observed.
+func TestResetErrors(t *testing.T) {
+	t.Parallel()
+	observed := 0
+	observe := func(context.Context, core.Event) { observed++ }
+	ctx := context.Background()
+	caller := anonCaller("192.0.2.1")
+
+	lim := newLimiter(t, core.Config{Observe: observe, Balances: []core.BalanceScope{{Name: "ws"}}})
+	err := lim.Reset(ctx, "nope", caller)
+	require.ErrorIs(t, err, core.ErrUnknownScope)
+	assert.ErrorContains(t, err, `unknown scope "nope": the limiter's scopes are api, ws`)
+
+	_, err = lim.Allow(ctx, "nope", caller)
+	assert.ErrorIs(t, err, core.ErrUnknownScope, "AllowN's unknown scope is the same error")
+
+	plain := newLimiter(t, core.Config{Store: plainStore{failingStore{}}, Observe: observe})
+	err = plain.Reset(ctx, "api", caller)
+	require.ErrorIs(t, err, core.ErrResetUnsupported)
+	assert.ErrorContains(t, err, "core_test.plainStore has no Reset method")
+	assert.False(t, errors.Is(err, core.ErrUnknownScope))
+
+	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Balances: []core.BalanceScope{{Name: "ws"}}})
+	err = failing.Reset(ctx, "ws", caller)
+	require.ErrorIs(t, err, core.ErrResetUnsupported, "failingBalances has no ResetBalance")
+
+	broken := newLimiter(t, core.Config{Store: resetFails{}, Observe: observe})
+	err = broken.Reset(ctx, "api", caller)
+	require.ErrorIs(t, err, errResetDown)
+	assert.ErrorContains(t, err, `ratescope: reset "192.0.2.1" in scope "api": store down`)
+	assert.Zero(t, observed, "a failed reset is not observed")
+}
+
+// resetFails fails every call.
+type resetFails struct{ failingStore }
+
+var errResetDown = errors.New("store down")
+
+func (resetFails) Reset(context.Context, core.Request) error { return errResetDown }
