@@ -51,6 +51,8 @@ type Decision struct {
 	limits *kindLimits
 	n      int
 	res    Result // the store's answer: Limits[:n] are the limits' states
+
+	givenBack bool // Limiter.GiveBack gave the units back (giveback.go)
 }
 
 // Limits returns the state of each limit after the request, in the order of

@@ -37,6 +37,7 @@ type Limiter struct {
 	config    Config
 	balances  map[string]*BalanceScope // see balance.go
 	bstore    BalanceStore
+	giver     GiveBackStore // the store, if it can give units back (giveback.go)
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
@@ -118,6 +119,7 @@ func New(cfg Config) (*Limiter, error) {
 	if err := l.initBalances(&cfg, balances); err != nil {
 		return nil, err
 	}
+	l.giver, _ = cfg.Store.(GiveBackStore)
 	l.config = cfg
 	return l, nil
 }

@@ -73,6 +73,11 @@ type Result struct {
 	// Limits holds, at the same index as Request.Limits, the state of each
 	// limit after the request. Entries past len(Request.Limits) are zero.
 	Limits [MaxLimits]LimitStatus
+	// At is when the store counted an allowed request, on the store's own
+	// clock and in its own unit: opaque to all but the store, which reads
+	// it back in [GiveBackStore.GiveBack] to find the buckets the request
+	// was counted in. Zero when the request was refused.
+	At int64
 }
 
 // LimitStatus is the state of one limit after a request.

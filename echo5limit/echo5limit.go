@@ -81,6 +81,20 @@ type Config struct {
 	// request, or an error to refuse it with that error. The limiter has
 	// already logged the failure. Default: nil, the request is served.
 	ErrorHandler func(c *echo.Context, err error) error
+
+	// GiveBack, when not nil, is called after the handler returned, for
+	// each request the middleware allowed and counted, and when it returns
+	// true the request's units are given back ([core.Limiter.GiveBack]),
+	// so that it does not count: with [GiveBackSuccess], only the requests
+	// that failed count (sign-in attempts with a wrong password). Each
+	// request is counted before the handler runs, so the limit stays
+	// strict however many requests are under way at once. It is not
+	// called when the handler returned an error: Echo's error handler
+	// writes that response later, after the middleware, so the request
+	// counts (a failure). The Limiter's Store must be able to give units
+	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
+	// fails. Default: nil, every request counts.
+	GiveBack func(c *echo.Context) bool
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -128,7 +142,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the problem with c, if any: a missing Limiter, an
-// unknown Scope, a Cost that no request could fit.
+// unknown Scope, a Cost that no request could fit, a GiveBack with a store
+// that cannot give units back.
 func (c Config) Validate() error {
 	_, err := c.guard()
 	return err
@@ -143,6 +158,9 @@ func (c Config) guard() (*core.Guard, error) {
 	g, err := c.Limiter.Guard(c.Scope, c.Cost)
 	if err == nil && len(c.RouteCosts) > 0 {
 		g, err = g.WithRouteCosts(c.RouteCosts)
+	}
+	if err == nil && c.GiveBack != nil {
+		err = c.Limiter.CheckGiveBack()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("echo5limit: %w", err)
@@ -184,31 +202,36 @@ func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
 		if m.cfg.Skipper(c) {
 			return next(c)
 		}
-		if serve, err := m.decide(c); !serve {
+		// d stays on the stack: only a decision that outlives the
+		// request (kept for Decision, or given to the deny handler) is
+		// copied to the heap.
+		var d core.Decision
+		if serve, err := m.decide(c, &d); !serve {
 			return err
 		}
-		return next(c)
+		err := next(c)
+		if m.cfg.GiveBack != nil && err == nil && d.Outcome == core.OutcomeAllowed {
+			m.giveBack(c, &d)
+		}
+		return err
 	}
 }
 
-// decide keeps the decision in c if the configuration says so, and reports
-// whether to serve the request; if not, the error is the middleware's
-// answer, nil when the deny handler wrote the response itself.
-func (m *limiter) decide(c *echo.Context) (bool, error) {
+// decide decides the request of c into d, keeps the decision in c if the
+// configuration says so, and reports whether to serve the request; if not,
+// the error is the middleware's answer, nil when the deny handler wrote the
+// response itself.
+func (m *limiter) decide(c *echo.Context, d *core.Decision) (bool, error) {
 	cfg := &m.cfg
 	r := c.Request()
 	caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
-	// d stays on the stack: only a decision that outlives this function
-	// (kept for Decision, or given to the deny handler) is copied to the
-	// heap.
-	var d core.Decision
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
-		m.guard.ExemptInto(r.Context(), &d, caller, c.Path())
+		m.guard.ExemptInto(r.Context(), d, caller, c.Path())
 	} else {
-		m.guard.DecideInto(r.Context(), &d, caller, c.Path(), c.Response().Header())
+		m.guard.DecideInto(r.Context(), d, caller, c.Path(), c.Response().Header())
 	}
 	if !d.Allowed || cfg.KeepDecision {
-		kept := d
+		kept := *d
 		m.keep(c, &kept)
 		if !kept.Allowed {
 			return false, cfg.DenyHandler(c, &kept)

@@ -62,6 +62,9 @@ func TestSuite(t *testing.T) {
 				return echo.ErrServiceUnavailable
 			}
 		}
+		if o.Login != nil {
+			cfg.GiveBack = echo5limit.GiveBackSuccess
+		}
 		limit, err := echo5limit.New(cfg)
 		require.NoError(t, err)
 		handle := func(c *echo.Context) error {
@@ -72,6 +75,12 @@ func TestSuite(t *testing.T) {
 		api := e.Group(adaptertest.Path, limit)
 		api.GET("", handle)
 		api.GET(strings.TrimPrefix(adaptertest.ExportPath, adaptertest.Path), handle)
+		if o.Login != nil {
+			api.POST(strings.TrimPrefix(adaptertest.LoginPath, adaptertest.Path), func(c *echo.Context) error {
+				o.Login(c.Response(), c.Request())
+				return nil
+			})
+		}
 		return e
 	})
 }

@@ -77,6 +77,18 @@ type Config struct {
 	// otherwise it is served. The limiter has already logged the error.
 	// Default: nil, the request is served.
 	ErrorHandler func(c *gin.Context, err error)
+
+	// GiveBack, when not nil, is called after the handlers ran (after
+	// c.Next()) for each request the middleware allowed and counted, and
+	// when it returns true the request's units are given back
+	// ([core.Limiter.GiveBack]), so that it does not count: with
+	// [GiveBackSuccess], only the requests that failed count (sign-in
+	// attempts with a wrong password). Each request is counted before the
+	// handlers run, so the limit stays strict however many requests are
+	// under way at once. The Limiter's Store must be able to give units
+	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
+	// fails. Default: nil, every request counts.
+	GiveBack func(c *gin.Context) bool
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -108,7 +120,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate reports the problem with c, if any: a missing Limiter, an
-// unknown Scope, a Cost that no request could fit.
+// unknown Scope, a Cost that no request could fit, a GiveBack with a store
+// that cannot give units back.
 func (c Config) Validate() error {
 	_, err := c.guard()
 	return err
@@ -123,6 +136,9 @@ func (c Config) guard() (*core.Guard, error) {
 	g, err := c.Limiter.Guard(c.Scope, c.Cost)
 	if err == nil && len(c.RouteCosts) > 0 {
 		g, err = g.WithRouteCosts(c.RouteCosts)
+	}
+	if err == nil && c.GiveBack != nil {
+		err = c.Limiter.CheckGiveBack()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ginlimit: %w", err)
@@ -184,6 +200,9 @@ func (m *middleware) handle(c *gin.Context) {
 	}
 	if d.StoreErr != nil && cfg.ErrorHandler != nil {
 		cfg.ErrorHandler(c, d.StoreErr)
+	}
+	if cfg.GiveBack != nil && d.Outcome == core.OutcomeAllowed {
+		m.serveGivingBack(c, &d)
 	}
 }
 

@@ -55,6 +55,9 @@ func TestSuite(t *testing.T) {
 				c.AbortWithStatus(http.StatusServiceUnavailable)
 			}
 		}
+		if o.Login != nil {
+			cfg.GiveBack = ginlimit.GiveBackSuccess
+		}
 		limit, err := ginlimit.New(cfg)
 		require.NoError(t, err)
 		handle := func(c *gin.Context) {
@@ -64,6 +67,9 @@ func TestSuite(t *testing.T) {
 		api := r.Group(adaptertest.Path, limit)
 		api.GET("", handle)
 		api.GET(strings.TrimPrefix(adaptertest.ExportPath, adaptertest.Path), handle)
+		if o.Login != nil {
+			api.POST(strings.TrimPrefix(adaptertest.LoginPath, adaptertest.Path), func(c *gin.Context) { o.Login(c.Writer, c.Request) })
+		}
 		return r
 	})
 }

@@ -157,6 +157,9 @@ type table interface {
 	decide(req core.Request, now int64) core.Result
 	sweep(now int64) int
 	len() int
+	// giveBack takes the units of req, one of the table's requests,
+	// counted at at, back out (Store.GiveBack).
+	giveBack(req *core.Request, at int64)
 	// evict drops one entry, unmarked (or whose mark has passed) unless
 	// marked, and reports whether it found one.
 	evict(now int64, marked bool) bool
@@ -273,6 +276,33 @@ func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
 	}
 	return kt.table.decide(req, s.seen(s.nanos(req.Now))), nil
 }
+
+// GiveBack implements [core.GiveBackStore]: it takes req.Cost units out of
+// the buckets where a request of req's caller was counted at at (the
+// [core.Result.At] of the Take that allowed it), in every window of the
+// scope and kind, never below zero, under the lock of the caller's shard,
+// so that it is atomic with the caller's decisions. A bucket that has left
+// its window, or a caller whose counts expired, is left alone; so are the
+// counts after the clock stepped back by more than window.StepBack since
+// (they were moved to a time before at, and at's bucket is unknown). The
+// time of the caller's last request is kept, so that its windows empty no
+// sooner. It never returns an error for a request the [core.Limiter]
+// builds.
+func (s *Store) GiveBack(_ context.Context, req core.Request, at int64) error {
+	key, ok := keyOf(req.Scope, req.Caller.Kind(), req.Limits)
+	if !ok {
+		return errNoLimits
+	}
+	if req.Cost < 1 {
+		return nil
+	}
+	if v, ok := s.tables.Load(key); ok {
+		v.(*keyedTable).table.giveBack(&req, at)
+	}
+	return nil
+}
+
+var _ core.GiveBackStore = (*Store)(nil)
 
 // seen records now, a request's time as Store.nanos reads it, as the
 // latest when it is a second or more after the latest recorded, and
@@ -482,6 +512,14 @@ func (a *anonPair[T, W]) decide(req core.Request, now int64) core.Result {
 	var res core.Result
 	a.takeInto(&req, now, &res)
 	return res
+}
+
+func (a *anonPair[T, W]) giveBack(req *core.Request, at int64) {
+	if req.Caller.Network.Addr().Is4() {
+		a.v4.giveBack(req, at)
+	} else {
+		a.v6.giveBack(req, at)
+	}
 }
 
 func (a *anonPair[T, W]) sweep(now int64) int { return a.v4.sweep(now) + a.v6.sweep(now) }

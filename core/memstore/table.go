@@ -251,6 +251,33 @@ func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Res
 		}
 	}
 	res.Allowed = allowed
+	if allowed {
+		res.At = now
+	}
+}
+
+// giveBack takes req.Cost units out of the buckets of time at (as
+// Store.nanos reads it) of req's caller, one of t's requests: see
+// [Store.GiveBack].
+func (t *genericTable[K, T, W]) giveBack(req *core.Request, at int64) {
+	k := t.id(req.Caller)
+	sh := &t.shards[t.hash(k)%shardCount]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	slot, found := sh.index[k]
+	if !found {
+		return // expired, swept or evicted: nothing counts any more
+	}
+	e := sh.at(slot)
+	if at > e.last {
+		// The clock stepped back since, and the counts were moved to a
+		// time before at (window.Clock): its bucket is unknown, and the
+		// units stay counted, the safe side.
+		return
+	}
+	for i := range len(e.w) {
+		e.w[i].Remove(t.shapes[i], e.last, at/t.shapes[i].Width, req.Cost)
+	}
 }
 
 // makeRoom makes room for the new entry of k, in sh (locked), when the

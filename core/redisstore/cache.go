@@ -3,6 +3,7 @@ package redisstore
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
@@ -48,7 +49,17 @@ type denialShard struct {
 	mu        sync.Mutex
 	m         map[cacheKey]denial
 	lastSweep int64
-	_         [40]byte // keep two shards' locks off one cache line
+	// gen counts the give-backs of the shard's keys (forget): a denial
+	// whose Take read another gen before it asked Redis may predate a
+	// give-back, and is not remembered.
+	gen atomic.Uint64
+	_   [32]byte // keep two shards' locks off one cache line
+}
+
+// gen returns the give-back count of k's shard: a Take reads it before it
+// asks Redis and passes it to remember.
+func (d *denials) gen(k *cacheKey) uint64 {
+	return d.shard(k).gen.Load()
 }
 
 func newDenials(size int) *denials {
@@ -99,12 +110,17 @@ func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 
 // remember records that Redis refused a request of cost at now with res,
 // and that a request of cost 1 would wait one (µs) for room: the caller's
-// counts are frozen until then.
-func (d *denials) remember(k *cacheKey, now, cost, one int64, res *core.Result) {
+// counts are frozen until then. gen is what [denials.gen] read before the
+// request was sent: if a give-back of the shard came since, the refusal
+// may predate it, and is not remembered.
+func (d *denials) remember(k *cacheKey, now, cost, one int64, res *core.Result, gen uint64) {
 	e := denial{at: now, until: now + one, cost: cost, res: *res}
 	sh := d.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.gen.Load() != gen {
+		return
+	}
 	if _, ok := sh.m[*k]; !ok && len(sh.m) >= d.max {
 		sh.makeRoom(now)
 	}
@@ -142,4 +158,19 @@ func (d *denials) len() int {
 		sh.mu.Unlock()
 	}
 	return n
+}
+
+// forget drops the denial remembered for k, if any, once a give-back of k
+// has reached Redis: the caller's counts changed, so the denial may no
+// longer hold; and it moves the shard's gen on, so that a refusal Redis
+// gave before the give-back and answered after it is not remembered. (A
+// give-back made by another process cannot reach this cache: its denials
+// keep refusing until they end, at most until a request of cost 1 would
+// have fit without the give-back; the strict side.)
+func (d *denials) forget(k *cacheKey) {
+	sh := d.shard(k)
+	sh.gen.Add(1)
+	sh.mu.Lock()
+	delete(sh.m, *k)
+	sh.mu.Unlock()
 }

@@ -35,7 +35,7 @@ func (s *Store) Reset(ctx context.Context, req core.Request) error {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
 	if s.cache != nil {
-		s.cache.forget(key)
+		s.cache.forgetKey(key)
 	}
 	return nil
 }
@@ -54,9 +54,11 @@ func (s *Store) ResetBalance(ctx context.Context, req core.BalanceRequest) error
 	return nil
 }
 
-// forget drops every denial remembered for key, whatever the limits.
-func (d *denials) forget(key string) {
+// forgetKey drops every denial remembered for key, whatever the limits,
+// and moves the shard's gen on, as [denials.forget] does for a give-back.
+func (d *denials) forgetKey(key string) {
 	sh := d.shard(&cacheKey{key: key})
+	sh.gen.Add(1)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	for k := range sh.m {

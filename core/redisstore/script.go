@@ -38,8 +38,10 @@ import (
 // and precomputed because converting a decimal argument to a number costs
 // Redis more than the rest of a decision's arithmetic (ADR 0043).
 //
-// An admitted request gets {1, then each window's remaining}: its reset is
-// the window's period and it waits for nothing. A refused one gets {0,
+// An admitted request gets {1, then each window's remaining, then the time
+// it was counted at (µs)}: its reset is the window's period and it waits
+// for nothing; the time is core.Result.At, which a give-back sends back
+// (giveBackScript). A refused one gets {0,
 // then for each window: remaining, reset (µs), retry after (µs), and last
 // the retry after (µs) of a request of cost 1, when the request was
 // refused and counted at its own time (0 when the clock stood still for
@@ -167,13 +169,13 @@ end
 -- and the answer is worked out further down.
 local out
 if n == 1 then
-	out = {1, 0}
-elseif n == 2 then
 	out = {1, 0, 0}
-elseif n == 3 then
+elseif n == 2 then
 	out = {1, 0, 0, 0}
-else
+elseif n == 3 then
 	out = {1, 0, 0, 0, 0}
+else
+	out = {1, 0, 0, 0, 0, 0}
 end
 local head, body, at, copied = '', '', hsize + 1, hsize + 1
 local allowed, longest, widths, bit = true, 0, 0, 1
@@ -349,6 +351,9 @@ if allowed then
 	-- follows the admitted request of last, so a key whose last request
 	-- is in the same span has had its time to live set in it; not after
 	-- a merge, which is no sign of how long ago that was.
+	-- Last in the answer, the time counted at: what a give-back needs to
+	-- find the request's buckets (giveBackScript).
+	out[n + 2] = now
 	local v = pack('<d', now) .. head .. char(widths) .. body .. sub(stored, copied)
 	local g = longest / BUCKETS
 	if last > 0 and not merged and (now - fmod(now, g)) == (last - fmod(last, g)) then

@@ -51,20 +51,28 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if err := s.admit(nd); err != nil {
 		return core.Result{}, err
 	}
+	var gen uint64
+	if ck.key != "" {
+		gen = s.cache.gen(&ck)
+	}
 	at := s.scriptNow(req.Now)
 	var out [2 + 3*core.MaxLimits]int64
 	n := len(req.Limits)
 	k, err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*n])
-	if err == nil && k != 1+n && k != 2+3*n {
-		err = fmt.Errorf("script returned %d values, want %d or %d", k, 1+n, 2+3*n)
+	if err == nil && k != 2+n && k != 2+3*n {
+		err = fmt.Errorf("script returned %d values, want %d or %d", k, 2+n, 2+3*n)
 	}
 	if err != nil {
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
 	// An admitted request's answer is short (see takeScript): each window
-	// resets a period from now and nothing waits.
-	res := core.Result{Allowed: out[0] == 1 && k == 1+n}
+	// resets a period from now and nothing waits; last comes the time it
+	// was counted at.
+	res := core.Result{Allowed: out[0] == 1 && k == 2+n}
+	if res.Allowed {
+		res.At = out[1+n]
+	}
 	for i, r := range req.Limits {
 		st := core.LimitStatus{Rate: r}
 		if res.Allowed {
@@ -76,7 +84,7 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		res.Limits[i] = st
 	}
 	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
-		s.cache.remember(&ck, now, req.Cost, one, &res)
+		s.cache.remember(&ck, now, req.Cost, one, &res, gen)
 	}
 	return res, nil
 }

@@ -73,6 +73,12 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	// Reset: the optional core.ResetStore and core.BalanceResetStore,
 	// for the stores that have them (reset.go).
 	runReset(t, newStore)
+	// Give-back (optional, core.GiveBackStore): giveback.go. A store
+	// without it has nothing to check there.
+	probe := newStore(t)
+	if _, ok := probe.(core.GiveBackStore); ok {
+		t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, newStore) })
+	}
 }
 
 // scoped sends every request to the Store that its ScopedStore gives for

@@ -33,7 +33,9 @@
 // KeepDecision); and, for
 // running in production, the observation hook with every outcome, shadow
 // mode, per-route costs in one group decision, callers counted by key,
-// the Skipper, and trusted proxies against direct forged requests.
+// the Skipper, and trusted proxies against direct forged requests; and
+// giving back the units of the requests that succeeded, so that only
+// failures count (Config.GiveBack), strict under concurrency.
 // [RunBalance] is the suite of the balance middleware (NewBalance). What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
@@ -144,6 +146,12 @@ type Options struct {
 	// decision with the adapter's Decision function and calls Handler with
 	// its response writer and both results. Handler writes the response.
 	Handler func(w http.ResponseWriter, d *core.Decision, ok bool)
+
+	// Login, when not nil, is the handler of POST [LoginPath], which the
+	// builder then adds to the group (the framework's way: Gin:
+	// Login(c.Writer, c.Request); Echo: the same with c.Response(), and
+	// return nil), and Config.GiveBack is the adapter's GiveBackSuccess.
+	Login http.HandlerFunc
 }
 
 // NewLimiter returns a limiter on a fresh memory store and clock, for the
@@ -218,6 +226,9 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"DecisionNotKeptWithoutKeepDecision", testDecisionNotKept},
 		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
 		{"TrustedProxiesWalk", testTrustedWalk},
+		// Give-back (giveback.go).
+		{"GiveBackOnlyFailuresCount", testGiveBack},
+		{"GiveBackStrictUnderConcurrency", testGiveBackConcurrent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -258,6 +258,25 @@ func (c *Counts[T]) Add(s Shape, p Pos, last, cost int64) {
 	c.C[slot(cur)] += T(cost)
 }
 
+// Remove takes up to cost units out of bucket b, for a caller whose last
+// admitted request was at last, and returns how many it took: none if b is
+// not one of the buckets the counters hold (b after the bucket of last, or
+// more than Buckets before it: it has left the window), and never more
+// than the bucket holds, so that no counter goes below zero. The time of
+// last is left as it is (the window then empties no sooner: the safe
+// side). It is how a store gives back the units of a request counted at a
+// time in bucket b (see core.GiveBackStore).
+func (c *Counts[T]) Remove(s Shape, last, b, cost int64) int64 {
+	from := last / s.Width
+	if b > from || b < from-Buckets {
+		return 0
+	}
+	v := &c.C[slot(b)]
+	n := min(int64(*v), cost)
+	*v -= T(n)
+	return n
+}
+
 // Leave returns when bucket b of a window leaves it, for a caller whose last
 // admitted request was at last: the bucket of last one period after last;
 // the bucket of Prev one period after Prev; any other when its end is one

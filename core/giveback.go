@@ -1,0 +1,95 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// A GiveBackStore is a [Store] that can return the units of a request it
+// has just counted: so that a scope counts only the requests that failed
+// (sign-in attempts with a wrong password), each request is counted before
+// it is handled, as every other, and its units are given back once its
+// response shows it succeeded. Counting first keeps the limit strict
+// under any concurrency: every attempt in flight holds its units, so no
+// more than the limit can be under way at once (docs/adr/0101).
+//
+// GiveBack takes req.Cost units out of every limit of req.Limits for
+// req.Caller in req.Scope, in the bucket of each window where the store
+// counted a request at at: the [Result.At] of the Take that allowed it. It
+// never takes out more than that bucket holds, so a count never goes below
+// zero, and it leaves every other caller, kind and scope alone. A bucket
+// that has left its window (or the counts of a caller that have expired)
+// is not touched: once the window moved on, the request no longer counts
+// anyway, and a give-back changes nothing and is no error. The store does
+// not remember what was given back: called twice for one request, it
+// takes out the units twice, as long as the bucket holds them (other
+// requests of the caller in the same bucket); [Limiter.GiveBack] gives
+// each [Decision] back at most once.
+//
+// An error means the store could not give the units back (it could not be
+// reached): they stay counted, the strict side. The interface is optional;
+// memstore and redisstore have it, and package storetest checks it on
+// every store that has it.
+type GiveBackStore interface {
+	Store
+	GiveBack(ctx context.Context, req Request, at int64) error
+}
+
+// ErrNoGiveBack is the error of [Limiter.CheckGiveBack] and
+// [Limiter.GiveBack] when the Limiter's Store cannot give units back (it is
+// no [GiveBackStore]).
+var ErrNoGiveBack = errors.New("ratescope: the store cannot give units back (it has no GiveBack method, core.GiveBackStore); use memstore or redisstore")
+
+// CheckGiveBack returns nil if the Limiter's Store can give units back
+// ([GiveBackStore]), and an error wrapping [ErrNoGiveBack] otherwise. A
+// middleware set up to give units back calls it when it is built, so that
+// it fails at startup rather than at each request.
+func (l *Limiter) CheckGiveBack() error {
+	if l.giver == nil {
+		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	}
+	return nil
+}
+
+// GiveBack returns the units d counted, so that its request no longer
+// counts against the caller's limits: call it after the request was
+// handled, when its response shows it should not count (a sign-in that
+// succeeded). Only a decision that was allowed and counted
+// (OutcomeAllowed) has units to give back: for any other (refused, failed
+// open, exempt, shadow, the zero Decision) GiveBack does nothing and
+// returns nil. It gives d back at most once: it marks d, and a second call
+// does nothing. A give-back after the window moved on past the bucket the
+// request was counted in changes nothing (see [GiveBackStore]).
+//
+// The error wraps [ErrNoGiveBack] if the store cannot give units back, or
+// is the store's: the units then stay counted (the strict side), and the
+// error is logged at most once per Config.ErrorLogInterval. GiveBack keeps
+// no reference to d and is safe for concurrent use (on distinct
+// decisions).
+func (l *Limiter) GiveBack(ctx context.Context, d *Decision) error {
+	if d.Outcome != OutcomeAllowed || !d.Checked || d.givenBack || d.limits == nil {
+		return nil
+	}
+	if l.giver == nil {
+		return l.CheckGiveBack()
+	}
+	d.givenBack = true
+	req := Request{Scope: d.Scope, Caller: d.Caller, Limits: d.limits.rates, Cost: d.Cost, Now: l.now()}
+	if err := l.giver.GiveBack(ctx, req, d.res.At); err != nil {
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			if quiet, ok := l.errLog.allow(req.Now); ok {
+				l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
+					slog.String("scope", d.Scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// GivenBack reports whether [Limiter.GiveBack] gave d's units back.
+func (d *Decision) GivenBack() bool {
+	return d.givenBack
+}

@@ -1,0 +1,63 @@
+package echo5limit_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/labstack/echo/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/echo5limit"
+	"github.com/ratescope/ratescope/internal/adaptertest"
+)
+
+// A GiveBack on a store that cannot give units back fails at New.
+func TestGiveBackNeedsAGiveBackStore(t *testing.T) {
+	t.Parallel()
+	ms := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = ms.Close() })
+	lim, err := core.New(core.Config{Store: struct{ core.Store }{ms}})
+	require.NoError(t, err)
+	cfg := echo5limit.Config{Limiter: lim, GiveBack: echo5limit.GiveBackSuccess}
+	m, err := echo5limit.New(cfg)
+	assert.Nil(t, m)
+	require.ErrorIs(t, err, core.ErrNoGiveBack)
+	assert.Equal(t, err, cfg.Validate())
+}
+
+// A handler that returns an error has its response written later, by
+// Echo's error handler: GiveBack is not asked, and the request counts,
+// whatever status the error carries.
+func TestGiveBackNotAfterAnError(t *testing.T) {
+	t.Parallel()
+	lim := adaptertest.NewLimiter(t, storetest.NewClock(storetest.Start)) // 3/min for anonymous callers
+	asked := 0
+	e := echo.New()
+	e.Use(echo5limit.Must(echo5limit.New(echo5limit.Config{Limiter: lim, GiveBack: func(c *echo.Context) bool {
+		asked++
+		return true
+	}})))
+	e.GET("/ok", func(c *echo.Context) error { return c.String(http.StatusOK, "ok") })
+	e.GET("/error", func(c *echo.Context) error { return echo.NewHTTPError(http.StatusOK, "an error with a 2xx status") })
+	serve := func(path string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.RemoteAddr = "192.0.2.1:1234"
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		return w.Code
+	}
+	for range 5 {
+		require.Equal(t, http.StatusOK, serve("/ok"), "given back")
+	}
+	assert.Equal(t, 5, asked)
+	for range 3 {
+		serve("/error")
+	}
+	assert.Equal(t, 5, asked, "not asked after an error")
+	assert.Equal(t, http.StatusTooManyRequests, serve("/ok"), "the 3 errors counted")
+}
