@@ -30,12 +30,16 @@ const (
 	// whole limiter is in shadow mode, so the request was served. It was
 	// not counted, exactly as a refusal is not.
 	OutcomeShadow
+	// OutcomeFailedClosed: the store failed and the scope fails closed
+	// (Scope.FailClosed, Config.FailClosedScopes): the request was refused,
+	// with 503 Service Unavailable rather than 429, and not counted.
+	OutcomeFailedClosed
 )
 
-var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow"}
+var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed"}
 
-// String returns "allowed", "denied", "failed_open", "exempt", "shadow", or
-// "none".
+// String returns "allowed", "denied", "failed_open", "exempt", "shadow",
+// "failed_closed", or "none".
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -47,7 +51,7 @@ func (o Outcome) String() string {
 // the order of their values: for a metrics exporter that wants each label
 // value present from the start.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow}
+	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeFailedClosed}
 }
 
 // An Event is what [Config.Observe] receives for each decision: of a
@@ -122,7 +126,7 @@ func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
 // emit calls the hook with e and the time since start (none for the zero
 // start of a decision that did not ask the store).
 func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
-	if !start.IsZero() {
+	if !start.IsZero() && e.Outcome() != OutcomeExempt {
 		e.Duration = time.Since(start)
 	}
 	l.hook(ctx, e)
