@@ -33,7 +33,10 @@
 // KeepDecision); and, for
 // running in production, the observation hook with every outcome, shadow
 // mode, per-route costs in one group decision, callers counted by key,
-// the Skipper, and trusted proxies against direct forged requests.
+// the Skipper, and trusted proxies against direct forged requests; the
+// allowlists of the core (exempt networks and users, with no adapter code),
+// failing closed (503 with Retry-After, to the default and a custom deny
+// handler) and the adapter's DenyProblem ([Options.Problem]).
 // [RunBalance] is the suite of the balance middleware (NewBalance). What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
@@ -144,6 +147,10 @@ type Options struct {
 	// decision with the adapter's Decision function and calls Handler with
 	// its response writer and both results. Handler writes the response.
 	Handler func(w http.ResponseWriter, d *core.Decision, ok bool)
+
+	// Problem, when true and Deny is nil, makes Config.DenyHandler the
+	// adapter's DenyProblem (problem details, RFC 9457).
+	Problem bool
 }
 
 // NewLimiter returns a limiter on a fresh memory store and clock, for the
@@ -218,6 +225,9 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"DecisionNotKeptWithoutKeepDecision", testDecisionNotKept},
 		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
 		{"TrustedProxiesWalk", testTrustedWalk},
+		{"ExemptNetworksAndUsersWithoutAdapterCode", testExemptNetworks},
+		{"FailClosedAnswers503WithRetryAfter", testFailClosed},
+		{"DenyProblemDetails", testDenyProblem},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
