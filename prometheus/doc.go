@@ -22,7 +22,7 @@
 //	ratescope_decision_duration_seconds{scope}           histogram
 //
 // kind is "anon" or "user"; outcome is "allowed", "denied", "failed_open",
-// "exempt" or "shadow" (core.Outcome). Exempt decisions are made without
+// "exempt", "shadow" or "failed_closed" (core.Outcome). Exempt decisions are made without
 // the store and are left out of the histogram.
 //
 // From the values watched, read at each scrape:
