@@ -64,8 +64,8 @@ type Config struct {
 	// Observe, when not nil, is called once with every decision, whatever
 	// its outcome (allowed, denied, failed open, exempt, shadow, failed
 	// closed), before the decision is acted upon: to count decisions, log
-	// refusals or feed
-	// metrics (package github.com/ratescope/ratescope/prometheus). It runs
+	// refusals or feed metrics (package
+	// github.com/ratescope/ratescope/prometheus). It runs
 	// on the request's goroutine and must be fast and safe for concurrent
 	// use. Default: nil; then the limiter neither measures durations nor
 	// allocates for it.
