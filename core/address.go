@@ -259,12 +259,16 @@ func (n Networks) contains(a netip.Addr) bool {
 	return false
 }
 
-// validate reports networks that are not valid.
-func (n Networks) validate() error {
+// validate reports networks of TrustedProxies that are not valid.
+func (n Networks) validate() error { return n.validateAs("TrustedProxies") }
+
+// validateAs reports networks that are not valid, naming them as entries
+// of the setting field.
+func (n Networks) validateAs(field string) error {
 	var errs []error
 	for i, p := range n {
 		if !p.IsValid() {
-			errs = append(errs, fmt.Errorf("TrustedProxies[%d]: not a valid network", i))
+			errs = append(errs, fmt.Errorf("%s[%d]: not a valid network", field, i))
 		}
 	}
 	return errors.Join(errs...)

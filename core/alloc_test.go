@@ -44,3 +44,15 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	allocs = testing.AllocsPerRun(100, func() { g.ExemptInto(ctx, &d, ip, "") })
 	assert.Zero(t, allocs, "Guard.ExemptInto")
 }
+
+func TestNoAllocationForAnExemptCaller(t *testing.T) {
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	h := http.Header{}
+	var d core.Decision
+	allocs := testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, core.Caller{User: "monitor"}, "", h) })
+	assert.Zero(t, allocs, "Guard.DecideInto of a caller on an allowlist")
+	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+}

@@ -92,10 +92,15 @@ func DefaultBalancePolicy() BalancePolicy {
 // other is taken as written (see [BalancePolicy]); zero fields of Costs
 // take rippled's costs. The Name follows the rules of [Scope] names; balance
 // scopes and window scopes have names of their own.
+//
+// FailClosed makes the scope refuse its requests while the store fails, as
+// [Scope.FailClosed] does. Default: false, the scope fails open.
 type BalanceScope struct {
 	Name string
 	BalancePolicy
 	Costs CostClasses
+
+	FailClosed bool
 }
 
 // withDefaults returns rippled's policy for the zero policy, and p as
@@ -259,15 +264,26 @@ type BalanceDecision struct {
 	// StoreErr is the store's error when the decision failed open.
 	StoreErr error
 	// Outcome is what became of the request: [OutcomeAllowed],
-	// [OutcomeDenied] (dropped), [OutcomeFailedOpen] or [OutcomeExempt].
+	// [OutcomeDenied] (dropped), [OutcomeFailedOpen], [OutcomeExempt] or
+	// [OutcomeFailedClosed].
 	Outcome Outcome
+
+	// RetryAfter is, when the scope failed closed, how long the store's
+	// error says it will fail ([RetryAfterError]), or
+	// [DefaultStoreRetryAfter]; 0 otherwise.
+	RetryAfter time.Duration
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
-// the caller is at or above the warning threshold, and nothing otherwise.
+// the caller is at or above the warning threshold, Retry-After (whole
+// seconds, rounded up) when the scope failed closed, and nothing
+// otherwise.
 func (d *BalanceDecision) SetHeaders(h http.Header) {
 	if d.Load {
 		h[HeaderWarning] = []string{LoadWarning}
+	}
+	if d.Outcome == OutcomeFailedClosed {
+		h[HeaderRetryAfter] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10)}
 	}
 }
 
@@ -337,14 +353,27 @@ func (b *BalanceGuard) Scope() BalanceScope { return *b.scope }
 // scope as attributes too. The requests it then refuses are logged, at info
 // level, at most once per Config.ErrorLogInterval for the whole limiter,
 // with the number left out, so that a caller who keeps asking cannot flood the log. A store
-// failure allows the request uncharged, logged as for [Limiter.AllowN].
+// failure allows the request uncharged, logged as for [Limiter.AllowN],
+// unless the scope fails closed ([BalanceScope.FailClosed]): it is then
+// refused, with Outcome [OutcomeFailedClosed]. A caller on an allowlist
+// (Config.ExemptNetworks, Config.ExemptUsers) is decided as by
+// [BalanceGuard.Exempt].
 func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
+	if l.exempt != nil && l.exempt.match(caller) {
+		return b.Exempt(ctx, caller)
+	}
 	cost = max(cost, 0)
 	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
 	start := l.start()
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
+	if err != nil && s.FailClosed {
+		l.storeFailedClosed(ctx, now, s.Name, err)
+		d.StoreErr, d.Outcome, d.RetryAfter = err, OutcomeFailedClosed, storeRetryAfter(err)
+		l.observeBalance(ctx, d, start)
+		return d
+	}
 	if err != nil {
 		l.storeFailed(ctx, now, s.Name, err)
 		d.Allowed, d.StoreErr, d.Outcome = true, err, OutcomeFailedOpen

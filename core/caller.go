@@ -19,6 +19,11 @@ type Caller struct {
 	// It is the zero Prefix for a signed-in caller, or when the address is
 	// unknown.
 	Network netip.Prefix
+
+	// exempt records that [Limiter.Caller] found the request's address in
+	// Config.ExemptNetworks. It is never set without exempt networks, so
+	// that callers compare as before.
+	exempt bool
 }
 
 // keyPrefix starts the User of a caller counted by key ([KeyCaller]). No
@@ -73,21 +78,29 @@ func (c Caller) String() string {
 // Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix).
 // A user id that starts with a NUL byte gets another in front, so that no
 // user id is ever a [KeyCaller]. Every adapter finds its callers so.
+//
+// With Config.ExemptNetworks, the request's address is found for every
+// kind of caller, and a caller whose address is in one of them is marked
+// exempt (see [Config.ExemptNetworks]): such a Caller differs, compared
+// with ==, from one built by hand.
 func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
+	if l.exempt != nil && len(l.exempt.nets) > 0 {
+		return l.exemptCaller(r, key, user)
+	}
 	if key != "" {
 		return KeyCaller(key)
 	}
 	if user != "" {
-		if user[0] == 0 {
-			// Keep the id apart from every KeyCaller.
-			user = "\x00" + user
-		}
-		return Caller{User: user}
+		return userCaller(user)
 	}
-	var forwarded []string
-	if l.proxies.n > 0 || len(l.trusted) > 0 {
-		forwarded = r.Header["X-Forwarded-For"]
+	return Caller{Network: network(l.clientAddr(r), l.bits6)}
+}
+
+// userCaller returns the signed-in caller of id user, not empty.
+func userCaller(user string) Caller {
+	if user[0] == 0 {
+		// Keep the id apart from every KeyCaller.
+		user = "\x00" + user
 	}
-	a := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
-	return Caller{Network: network(a, l.bits6)}
+	return Caller{User: user}
 }

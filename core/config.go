@@ -62,11 +62,11 @@ type Config struct {
 	ShadowScopes []string
 
 	// Observe, when not nil, is called once with every decision, whatever
-	// its outcome (allowed, denied, failed open, exempt, shadow), before
-	// the decision is acted upon: to count decisions, log refusals or feed
-	// metrics (package github.com/ratescope/ratescope/prometheus), and
-	// once with every reset of a caller's counts ([Limiter.Reset],
-	// [OutcomeReset]). It runs
+	// its outcome (allowed, denied, failed open, exempt, shadow, failed
+	// closed), before the decision is acted upon: to count decisions, log
+	// refusals or feed metrics (package
+	// github.com/ratescope/ratescope/prometheus), and once with every
+	// reset of a caller's counts ([Limiter.Reset], [OutcomeReset]). It runs
 	// on the request's goroutine and must be fast and safe for concurrent
 	// use. Default: nil; then the limiter neither measures durations nor
 	// allocates for it.
@@ -109,6 +109,32 @@ type Config struct {
 	// [Limiter.BalanceGuard]. The Store must then keep balances
 	// ([BalanceStore]), or [New] fails. Default: none.
 	Balances []BalanceScope
+
+	// ExemptNetworks are networks whose callers are never limited (an
+	// office, a monitoring service, a partner). A caller is exempt when
+	// the address of its request, as [Limiter.Caller] finds it after the
+	// proxy rules (NumProxies, TrustedProxies), is in one of them,
+	// whether the caller is anonymous, signed in or counted by key: "never
+	// limit our office" means everybody in the office (ADR 0102). An
+	// exempt request is served, not counted, has no RateLimit headers,
+	// and is observed with Outcome [OutcomeExempt], in window and balance
+	// scopes alike. An anonymous [Caller] made without Limiter.Caller is
+	// exempt when its counted network lies in one of them. Its text form
+	// is comma-separated CIDRs ([Networks]). Default: none.
+	ExemptNetworks Networks
+
+	// ExemptUsers are user ids that are never limited, matched against
+	// the id [Limiter.Caller] is given (a key of [KeyCaller] is never a
+	// user id), exempt as ExemptNetworks says. Its text form is
+	// comma-separated ids ([UserIDs]). Default: none.
+	ExemptUsers UserIDs
+
+	// FailClosedScopes names window or balance scopes that refuse their
+	// requests while the store fails, the others failing open; the same
+	// as setting [Scope.FailClosed] or [BalanceScope.FailClosed]. A name
+	// that is no known scope is an error (E004). Default: none, every
+	// scope fails open.
+	FailClosedScopes []string
 }
 
 // Validate reports every problem with c, joined: a missing store, an invalid
@@ -150,8 +176,11 @@ func (c Config) resolve() (map[string]*Scope, error) {
 			errs = append(errs, scopeErr("ShadowScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(resolved), ", ")))
 		}
 	}
-	_, err = resolveBalances(c.Balances)
+	balances, err := resolveBalances(c.Balances)
 	errs = append(errs, withID(IDInvalidBalance, err)...)
+	errs = append(errs, c.resolveFailClosed(resolved, balances)...)
+	errs = append(errs, withID(IDInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
+	errs = append(errs, withID(IDOutOfRange, c.ExemptUsers.validate())...)
 	if _, ok := c.Store.(BalanceStore); len(c.Balances) > 0 && c.Store != nil && !ok {
 		errs = append(errs, &ConfigError{ID: IDInvalidBalance, Err: fmt.Errorf("Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", c.Store)})
 	}

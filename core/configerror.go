@@ -11,12 +11,13 @@ const (
 	// IDNoStore: Config.Store is nil.
 	IDNoStore = "ratescope.E002"
 	// IDOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
-	// ErrorLogInterval).
+	// ErrorLogInterval), or an empty id in ExemptUsers.
 	IDOutOfRange = "ratescope.E003"
 	// IDInvalidScope: a scope name that is invalid or given twice, or a
-	// name in ShadowScopes that is no known scope.
+	// name in ShadowScopes or FailClosedScopes that is no known scope.
 	IDInvalidScope = "ratescope.E004"
-	// IDInvalidProxies: an invalid network in TrustedProxies.
+	// IDInvalidProxies: an invalid network in TrustedProxies or
+	// ExemptNetworks.
 	IDInvalidProxies = "ratescope.E005"
 	// IDInvalidBalance: an invalid balance scope (its name, a figure of
 	// its policy or a cost), or a store that cannot keep balances while

@@ -16,7 +16,7 @@ type Decision struct {
 	// OutcomeShadow).
 	Allowed bool
 	// Outcome says what became of the request: allowed, denied, failed
-	// open, exempt or shadow. Its String value is fit for a metric label.
+	// open, exempt, shadow or failed closed. Its String value is fit for a metric label.
 	Outcome Outcome
 	// Checked reports whether the store checked the request against the
 	// limits: true when it was allowed (and counted), denied or let
@@ -37,7 +37,9 @@ type Decision struct {
 	Cost int64
 	// RetryAfter is how long the caller must wait, sending nothing, before
 	// the same request is allowed: 0 when it is allowed. In shadow mode it
-	// is how long the caller would have had to wait. Send it rounded
+	// is how long the caller would have had to wait. When the scope failed
+	// closed it is how long the store's error says it will fail
+	// ([RetryAfterError]), or [DefaultStoreRetryAfter]. Send it rounded
 	// up to whole seconds, as [Decision.RetryAfterSeconds] does: waiting
 	// that long is always enough.
 	RetryAfter time.Duration
@@ -45,7 +47,8 @@ type Decision struct {
 	// share of at least one limit (Config.LoadRatio): a warning that it
 	// will soon be refused.
 	Load bool
-	// StoreErr is the store's error when the decision failed open.
+	// StoreErr is the store's error when the decision failed open or
+	// failed closed.
 	StoreErr error
 
 	limits *kindLimits
@@ -98,8 +101,16 @@ type DenyBody struct {
 	RetryAfter int64  `json:"retry_after"`
 }
 
-// DenyBody returns the body to send with a 429 answer.
+// DenyBody returns the body to send with a 429 answer, or with the 503 of
+// a scope that failed closed ([Decision.Status]), whose detail says that
+// the limits cannot be checked.
 func (d *Decision) DenyBody() DenyBody {
+	if d.Outcome == OutcomeFailedClosed {
+		return DenyBody{
+			Detail:     "Service unavailable: the rate limits cannot be checked. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
+			RetryAfter: d.RetryAfterSeconds(),
+		}
+	}
 	return DenyBody{
 		Detail:     "Request was throttled. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
 		RetryAfter: d.RetryAfterSeconds(),

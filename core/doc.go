@@ -129,7 +129,8 @@
 // # Running in production
 //
 // [Config.Observe] sees every decision with its [Outcome] (allowed,
-// denied, failed open, exempt, shadow), for logs and metrics (module
+// denied, failed open, exempt, shadow, failed closed), for logs and
+// metrics (module
 // github.com/ratescope/ratescope/prometheus); unset, it costs nothing.
 // [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
 // shadow mode: counted and reported as if enforced, but nobody is refused.

@@ -94,9 +94,11 @@ func (g *Guard) routeCost(route string, k Kind) int64 {
 // the route's cost ([Guard.WithRouteCosts]) or the guard's, counting it if
 // allowed, writes the decision into d, which it first clears, and writes
 // the decision's headers to h ([Decision.SetHeaders]). The caller answers
-// 429 when d does not allow the request. A store failure allows the
-// request, as for [Limiter.AllowN]. The decision is observed
-// (Config.Observe).
+// [Decision.Status] (429, or 503 when the scope fails closed) when d does
+// not allow the request. A store failure allows the request, as for
+// [Limiter.AllowN], unless the scope fails closed. A caller on an allowlist
+// (Config.ExemptNetworks, Config.ExemptUsers) is decided as by
+// [Guard.ExemptInto]. The decision is observed (Config.Observe).
 //
 // d is the caller's: an adapter keeps it in its own variable, so that a
 // request whose decision nobody keeps costs no allocation for it.

@@ -53,9 +53,13 @@ const (
 // (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
 // has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
 // "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
-// checked ([Decision.Checked]) writes nothing.
+// checked ([Decision.Checked]) writes nothing, but Retry-After when it
+// failed closed ([OutcomeFailedClosed]).
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
+		if d.Outcome == OutcomeFailedClosed {
+			h[HeaderRetryAfter] = []string{strconv.FormatInt(d.RetryAfterSeconds(), 10)}
+		}
 		return
 	}
 	k := d.limits

@@ -18,7 +18,10 @@ import (
 // request's cost from every limit of the scope for that kind of caller, and
 // returns a [Decision] that says whether to serve the request, with the
 // headers to send. If the store fails, the request is allowed and not
-// counted (fail open), and the error is logged and counted.
+// counted (fail open), or refused in a scope that fails closed, and the
+// error is logged and counted. A caller on an allowlist
+// (Config.ExemptNetworks, Config.ExemptUsers) is allowed without asking the
+// store.
 //
 // A Limiter is safe for concurrent use. Build it with [New].
 type Limiter struct {
@@ -38,14 +41,18 @@ type Limiter struct {
 	balances  map[string]*BalanceScope // see balance.go
 	bstore    BalanceStore
 	giver     GiveBackStore // the store, if it can give units back (giveback.go)
+
+	exempt    *exemptions // nil without allowlists (allowlist.go)
+	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
 // precomputed header values for each kind of caller.
 type scopeLimits struct {
-	name   string
-	shadow bool // the limiter or the scope is in shadow mode
-	kinds  [2]kindLimits
+	name       string
+	shadow     bool // the limiter or the scope is in shadow mode
+	failClosed bool // the scope refuses when the store fails
+	kinds      [2]kindLimits
 }
 
 type kindLimits struct {
@@ -99,9 +106,11 @@ func New(cfg Config) (*Limiter, error) {
 		errLog:    rateLog{every: cfg.ErrorLogInterval},
 		shadowLog: rateLog{every: cfg.ErrorLogInterval},
 		dropLog:   rateLog{every: cfg.ErrorLogInterval},
+		closedLog: rateLog{every: cfg.ErrorLogInterval},
+		exempt:    newExemptions(&cfg),
 	}
 	for name, s := range resolved {
-		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow}
+		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow, failClosed: s.FailClosed}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].store = cfg.Store
@@ -116,6 +125,7 @@ func New(cfg Config) (*Limiter, error) {
 		cfg.Scopes = append(cfg.Scopes, *resolved[name])
 	}
 	balances, _ := resolveBalances(cfg.Balances)
+	applyFailClosed(balances, cfg.FailClosedScopes)
 	if err := l.initBalances(&cfg, balances); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,9 @@ func (l *Limiter) Config() Config {
 	c.Balances = slices.Clone(l.config.Balances)
 	c.ShadowScopes = slices.Clone(l.config.ShadowScopes)
 	c.TrustedProxies = slices.Clone(l.config.TrustedProxies)
+	c.ExemptNetworks = slices.Clone(l.config.ExemptNetworks)
+	c.ExemptUsers = slices.Clone(l.config.ExemptUsers)
+	c.FailClosedScopes = slices.Clone(l.config.FailClosedScopes)
 	return c
 }
 
@@ -214,6 +227,10 @@ func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, 
 
 // decide fills d with the decision on a request whose cost fits the scope.
 func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cost int64, d *Decision) {
+	if l.exempt != nil && l.exempt.match(caller) {
+		exemptDecision(d, s, caller, cost)
+		return
+	}
 	k := &s.kinds[caller.Kind()]
 	d.Scope, d.Caller, d.Cost, d.limits = s.name, caller, cost, k
 	now := l.now()
@@ -224,6 +241,10 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	res := &d.res
 	if err != nil {
 		*res = Result{}
+		if s.failClosed {
+			l.failClosed(ctx, now, d, err)
+			return
+		}
 		l.storeFailed(ctx, now, s.name, err)
 		d.Allowed = true
 		d.Outcome = OutcomeFailedOpen
@@ -262,8 +283,9 @@ func (l *Limiter) logShadow(ctx context.Context, now time.Time, d *Decision) {
 		slog.String("limit", st.Rate.String()), slog.Int64("cost", d.Cost), slog.Int64("suppressed", quiet))
 }
 
-// StoreFailures returns how many decisions failed open because the store
-// returned an error, since the Limiter was built. An error caused by the end
+// StoreFailures returns how many decisions failed open, or failed closed in
+// a scope that fails closed, because the store returned an error, since the
+// Limiter was built. An error caused by the end
 // of the request's context (a client that hung up) is not counted.
 func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()

@@ -30,6 +30,10 @@ const (
 	// whole limiter is in shadow mode, so the request was served. It was
 	// not counted, exactly as a refusal is not.
 	OutcomeShadow
+	// OutcomeFailedClosed: the store failed and the scope fails closed
+	// (Scope.FailClosed, Config.FailClosedScopes): the request was refused,
+	// with 503 Service Unavailable rather than 429, and not counted.
+	OutcomeFailedClosed
 	// OutcomeReset is no decision on a request: an operator cleared the
 	// caller's counts in the scope ([Limiter.Reset]). Its Event holds a
 	// Decision (window scope) or a BalanceDecision (balance scope) with
@@ -37,10 +41,10 @@ const (
 	OutcomeReset
 )
 
-var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "reset"}
+var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed", "reset"}
 
 // String returns "allowed", "denied", "failed_open", "exempt", "shadow",
-// "reset", or "none".
+// "failed_closed", "reset", or "none".
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -53,7 +57,7 @@ func (o Outcome) String() string {
 // value present from the start. OutcomeReset is among them, though a reset
 // is no decision on a request.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeReset}
+	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeFailedClosed, OutcomeReset}
 }
 
 // An Event is what [Config.Observe] receives for each decision: of a
@@ -130,7 +134,7 @@ func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
 // emit calls the hook with e and the time since start (none for the zero
 // start of a decision that did not ask the store).
 func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
-	if !start.IsZero() {
+	if !start.IsZero() && e.Outcome() != OutcomeExempt {
 		e.Duration = time.Since(start)
 	}
 	l.hook(ctx, e)

@@ -45,11 +45,18 @@ func (k Kind) String() string {
 // Shadow puts the scope in shadow mode (see [Config.Shadow]): its callers
 // are counted and reported as if the limits were enforced, but a caller
 // over a limit is served.
+//
+// FailClosed makes the scope refuse its requests while the store fails
+// (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
+// sign-in form or a payment, where an unlimited request costs more than a
+// refused one. Default: false, the scope fails open.
 type Scope struct {
 	Name   string
 	Anon   []Rate
 	User   []Rate
 	Shadow bool
+
+	FailClosed bool
 }
 
 // DefaultScopes returns the scopes a [Config] with no Scopes uses: "api",

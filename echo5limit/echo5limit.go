@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
@@ -13,7 +12,9 @@ import (
 )
 
 // ErrLimited is the error that the error of [DenyJSON] wraps, so that an
-// error handler can tell a refusal with errors.Is(err, echo5limit.ErrLimited).
+// error handler can tell a refusal with errors.Is(err, echo5limit.ErrLimited):
+// over a limit, or, with status 503, refused because the store failed in a
+// scope that fails closed.
 var ErrLimited = errors.New("echo5limit: rate limit exceeded")
 
 // Config configures the middleware built by [New]. Zero fields take the
@@ -104,23 +105,38 @@ func DefaultConfig() Config {
 }
 
 // DenyJSON is the default deny handler. It returns an error that Echo v5's
-// default error handler writes as 429 Too Many Requests with the JSON body
-// {"detail": "...", "retry_after": N} (the [core.DenyBody] of d): the error
-// reports its status with StatusCode (echo.HTTPStatusCoder, so
-// echo.StatusCode(err) is 429), writes its body with MarshalJSON, and
+// default error handler writes as 429 Too Many Requests (503 Service
+// Unavailable when the scope failed closed: [core.Decision.Status]) with
+// the JSON body {"detail": "...", "retry_after": N} (the [core.DenyBody] of
+// d): the error reports its status with StatusCode (echo.HTTPStatusCoder,
+// so echo.StatusCode(err) is 429), writes its body with MarshalJSON, and
 // wraps [ErrLimited]. (Echo v5's *echo.HTTPError carries a text message
 // only, so it could not give the body Gin and Echo v4 answer.)
 func DenyJSON(_ *echo.Context, d *core.Decision) error {
-	return &denyError{body: d.DenyBody()}
+	return &denyError{body: d.DenyBody(), status: d.Status()}
 }
 
 // denyError is the error of [DenyJSON].
-type denyError struct{ body core.DenyBody }
+type denyError struct {
+	body   core.DenyBody
+	status int
+}
 
 func (e *denyError) Error() string                { return ErrLimited.Error() }
 func (e *denyError) Unwrap() error                { return ErrLimited }
-func (e *denyError) StatusCode() int              { return http.StatusTooManyRequests }
+func (e *denyError) StatusCode() int              { return e.status }
 func (e *denyError) MarshalJSON() ([]byte, error) { return json.Marshal(e.body) }
+
+// DenyProblem is a deny handler that answers as RFC 9457 says: it writes
+// the status of [core.Decision.Status] and the problem details of
+// [core.Decision.Problem] as "application/problem+json" (type, title,
+// status, detail and the extension member retry_after) itself, and
+// returns the error of the write (nil when it succeeded). Set it as
+// Config.DenyHandler of a JSON API that answers its errors so.
+func DenyProblem(c *echo.Context, d *core.Decision) error {
+	body, _ := json.Marshal(d.Problem()) // a struct of strings and numbers
+	return c.Blob(d.Status(), core.ProblemContentType, body)
+}
 
 // withDefaults returns a copy of c with the zero fields set to their
 // defaults.

@@ -51,6 +51,9 @@ func TestSuite(t *testing.T) {
 		if o.Exempt != nil {
 			cfg.Exempt = func(_ *echo.Context, caller core.Caller) bool { return o.Exempt(caller) }
 		}
+		if o.Problem {
+			cfg.DenyHandler = echo5limit.DenyProblem
+		}
 		if o.Deny != nil {
 			cfg.DenyHandler = func(c *echo.Context, d *core.Decision) error {
 				return c.String(http.StatusServiceUnavailable, o.Deny(d))

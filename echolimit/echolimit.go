@@ -1,9 +1,9 @@
 package echolimit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -13,7 +13,8 @@ import (
 
 // ErrLimited is the internal error of the *echo.HTTPError that [DenyJSON]
 // returns, so that an error handler can tell a refusal with
-// errors.Is(err, echolimit.ErrLimited).
+// errors.Is(err, echolimit.ErrLimited): over a limit, or, with code 503,
+// refused because the store failed in a scope that fails closed.
 var ErrLimited = errors.New("echolimit: rate limit exceeded")
 
 // Config configures the middleware built by [New]. Zero fields take the
@@ -104,11 +105,23 @@ func DefaultConfig() Config {
 }
 
 // DenyJSON is the default deny handler. It returns an *echo.HTTPError with
-// code 429 Too Many Requests, the [core.DenyBody] of d as its Message, so
-// that Echo's default error handler writes {"detail": "...",
-// "retry_after": N}, and [ErrLimited] as its Internal error.
+// the code of [core.Decision.Status] (429 Too Many Requests, or 503 Service
+// Unavailable when the scope failed closed), the [core.DenyBody] of d as
+// its Message, so that Echo's default error handler writes {"detail":
+// "...", "retry_after": N}, and [ErrLimited] as its Internal error.
 func DenyJSON(_ echo.Context, d *core.Decision) error {
-	return &echo.HTTPError{Code: http.StatusTooManyRequests, Message: d.DenyBody(), Internal: ErrLimited}
+	return &echo.HTTPError{Code: d.Status(), Message: d.DenyBody(), Internal: ErrLimited}
+}
+
+// DenyProblem is a deny handler that answers as RFC 9457 says: it writes
+// the status of [core.Decision.Status] and the problem details of
+// [core.Decision.Problem] as "application/problem+json" (type, title,
+// status, detail and the extension member retry_after) itself, and
+// returns the error of the write (nil when it succeeded). Set it as
+// Config.DenyHandler of a JSON API that answers its errors so.
+func DenyProblem(c echo.Context, d *core.Decision) error {
+	body, _ := json.Marshal(d.Problem()) // a struct of strings and numbers
+	return c.Blob(d.Status(), core.ProblemContentType, body)
 }
 
 // withDefaults returns a copy of c with the zero fields set to their

@@ -50,6 +50,9 @@ func TestSuite(t *testing.T) {
 		if o.Exempt != nil {
 			cfg.Exempt = func(_ echo.Context, caller core.Caller) bool { return o.Exempt(caller) }
 		}
+		if o.Problem {
+			cfg.DenyHandler = echolimit.DenyProblem
+		}
 		if o.Deny != nil {
 			cfg.DenyHandler = func(c echo.Context, d *core.Decision) error {
 				return c.String(http.StatusServiceUnavailable, o.Deny(d))

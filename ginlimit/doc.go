@@ -19,7 +19,14 @@
 //   - exempt ([Config.Exempt]): served, not counted, no headers;
 //   - skipped ([Config.Skipper]): served, not counted, no decision;
 //   - store failure: served and not counted (fail open), unless
-//     [Config.ErrorHandler] aborts.
+//     [Config.ErrorHandler] aborts;
+//   - store failure in a scope that fails closed (core.Config.FailClosedScopes):
+//     refused by [Config.DenyHandler] with Retry-After, the decision's
+//     Outcome core.OutcomeFailedClosed; [DenyJSON] answers 503 Service
+//     Unavailable, and [DenyProblem] answers either refusal as problem
+//     details (application/problem+json);
+//   - caller on an allowlist (core.Config.ExemptNetworks,
+//     core.Config.ExemptUsers): exempt, as the core decides.
 //
 // The answers are the same, header for header, as those of package
 // echolimit for the same requests.

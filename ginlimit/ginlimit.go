@@ -1,9 +1,9 @@
 package ginlimit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -55,10 +55,13 @@ type Config struct {
 	// false. Default: nil, no caller is exempt.
 	Exempt func(c *gin.Context, caller core.Caller) bool
 
-	// DenyHandler answers a request over the limit, after the RateLimit
-	// and Retry-After headers are set. The middleware aborts the context
-	// after it, so the handlers after it never run. Default: [DenyJSON],
-	// 429 with the decision's JSON body.
+	// DenyHandler answers a request over the limit, or refused because
+	// the store failed in a scope that fails closed (d.Outcome is then
+	// [core.OutcomeFailedClosed]), after the RateLimit and Retry-After
+	// headers are set. The middleware aborts the context after it, so the
+	// handlers after it never run. Default: [DenyJSON], 429 (503 when
+	// failed closed) with the decision's JSON body; [DenyProblem] answers
+	// with problem details instead.
 	DenyHandler func(c *gin.Context, d *core.Decision)
 
 	// KeepDecision keeps each request's decision in the context, where
@@ -97,10 +100,23 @@ func DefaultConfig() Config {
 	return Config{Scope: core.DefaultScope, Cost: 1, DenyHandler: DenyJSON}
 }
 
-// DenyJSON is the default deny handler: it aborts with 429 Too Many
-// Requests and the JSON body of [core.Decision.DenyBody].
+// DenyJSON is the default deny handler: it aborts with the status of
+// [core.Decision.Status] (429 Too Many Requests, or 503 Service Unavailable
+// when the scope failed closed) and the JSON body of
+// [core.Decision.DenyBody].
 func DenyJSON(c *gin.Context, d *core.Decision) {
-	c.AbortWithStatusJSON(http.StatusTooManyRequests, d.DenyBody())
+	c.AbortWithStatusJSON(d.Status(), d.DenyBody())
+}
+
+// DenyProblem is a deny handler that answers as RFC 9457 says: it aborts
+// with the status of [core.Decision.Status] and the problem details of
+// [core.Decision.Problem] as "application/problem+json" (type, title,
+// status, detail and the extension member retry_after). Set it as
+// Config.DenyHandler of a JSON API that answers its errors so.
+func DenyProblem(c *gin.Context, d *core.Decision) {
+	body, _ := json.Marshal(d.Problem()) // a struct of strings and numbers
+	c.Data(d.Status(), core.ProblemContentType, body)
+	c.Abort()
 }
 
 // withDefaults returns a copy of c with the zero fields set to their

@@ -44,6 +44,9 @@ func TestSuite(t *testing.T) {
 		if o.Exempt != nil {
 			cfg.Exempt = func(_ *gin.Context, caller core.Caller) bool { return o.Exempt(caller) }
 		}
+		if o.Problem {
+			cfg.DenyHandler = ginlimit.DenyProblem
+		}
 		if o.Deny != nil {
 			cfg.DenyHandler = func(c *gin.Context, d *core.Decision) {
 				c.String(http.StatusServiceUnavailable, o.Deny(d))

@@ -93,7 +93,7 @@ func New(cfg Config) *Collector {
 	return &Collector{
 		decisions: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decisions_total", ConstLabels: cfg.ConstLabels,
-			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow; reset for a caller's counts cleared).",
+			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).",
 		}, labels),
 		cost: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decision_cost_total", ConstLabels: cfg.ConstLabels,
@@ -103,7 +103,7 @@ func New(cfg Config) *Collector {
 			Namespace: ns, Name: "decision_duration_seconds", ConstLabels: cfg.ConstLabels, Buckets: buckets,
 			Help: "Time taken by rate limit decisions that asked the store, store call included, by scope.",
 		}, []string{"scope"}),
-		failures:      desc("store_failures_total", "Decisions that failed open because the store returned an error."),
+		failures:      desc("store_failures_total", "Decisions that failed open, or failed closed in a scope that fails closed, because the store returned an error."),
 		evictions:     desc("store_evictions_total", "Live entries the memory store evicted because the whole store was full (memstore.Config.MaxEntries)."),
 		calls:         desc("redis_calls_total", "Decisions sent to Redis."),
 		trips:         desc("redis_round_trips_total", "Pipelines or lone commands that carried the Redis calls."),

@@ -109,6 +109,8 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	down, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
 	require.NoError(t, err)
+	closed, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), FailClosedScopes: []string{"api"}, Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
+	require.NoError(t, err)
 	require.NoError(t, metrics.Watch(lim))
 	require.NoError(t, metrics.Watch(down))
 	require.NoError(t, metrics.Watch(store))
@@ -134,6 +136,8 @@ func TestScrape(t *testing.T) {
 	}
 	_, err = down.Allow(ctx, "api", anon) // failed open
 	require.NoError(t, err)
+	_, err = closed.Allow(ctx, "api", anon) // failed closed
+	require.NoError(t, err)
 	_, err = lim.AllowN(ctx, "api", core.Caller{User: "bob"}, 3)
 	require.NoError(t, err)
 
@@ -156,6 +160,7 @@ func TestScrape(t *testing.T) {
 		{"new", "anon", "allowed", 1},
 		{"new", "anon", "shadow", 2},
 		{"api", "anon", "failed_open", 1},
+		{"api", "anon", "failed_closed", 1},
 		{"ws", "anon", "allowed", 1},
 		{"ws", "anon", "denied", 1},
 		{"api", "anon", "reset", 1},
@@ -169,7 +174,7 @@ func TestScrape(t *testing.T) {
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
 	n, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api"})
 	require.True(t, ok)
-	assert.Equal(t, 6.0, n, "every decision that asked the store, the exempt one and the reset aside")
+	assert.Equal(t, 7.0, n, "every decision that asked the store, the exempt one and the reset aside")
 	assert.Equal(t, dto.MetricType_HISTOGRAM, families["ratescope_decision_duration_seconds"].GetType())
 	assert.Equal(t, dto.MetricType_COUNTER, families["ratescope_decisions_total"].GetType())
 	failures, _ := value(families, "ratescope_store_failures_total", nil)

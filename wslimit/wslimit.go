@@ -47,6 +47,19 @@ const closeReason = "threshold exceeded"
 // caller is dropped and the connection closed. Test for it with errors.Is.
 var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
+// CloseTryAgainLater is the close code that ends a connection whose message
+// was refused because the store failed in a scope that fails closed
+// (core.BalanceScope.FailClosed): 1013, try again later.
+const CloseTryAgainLater = websocket.StatusTryAgainLater
+
+// closedReason is the reason of the close of CloseTryAgainLater.
+const closedReason = "rate limits unavailable"
+
+// ErrFailedClosed is the error [Conn.Charge] and [Conn.Push] return when
+// the store failed in a scope that fails closed and the connection was
+// closed with [CloseTryAgainLater]. Test for it with errors.Is.
+var ErrFailedClosed = errors.New("wslimit: store failed, the scope fails closed: " + closedReason)
+
 // Config configures a [Server]. Zero fields take the defaults stated on
 // each.
 type Config struct {
@@ -145,12 +158,18 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 // connection with code 1008 and reason "threshold exceeded" and returns
 // [ErrDropped]; the limiter logged the drop once, when the caller became
 // dropped (see [core.BalanceGuard.Charge]). A store failure
-// allows the message (fail open).
+// allows the message (fail open), unless the scope fails closed: Charge
+// then closes the connection with code 1013 ([CloseTryAgainLater]) and
+// returns [ErrFailedClosed].
 func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
 	if c.exempt {
 		return c.balance.Exempt(ctx, c.caller), nil
 	}
 	d := c.balance.Charge(ctx, c.caller, cost)
+	if d.Outcome == core.OutcomeFailedClosed {
+		_ = c.ws.Close(CloseTryAgainLater, closedReason)
+		return d, ErrFailedClosed
+	}
 	if !d.Allowed {
 		_ = c.ws.Close(ClosePolicyViolation, closeReason)
 		return d, ErrDropped

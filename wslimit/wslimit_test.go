@@ -46,12 +46,23 @@ func (s *syncBuffer) String() string {
 // caller is the user of the X-User header; user "root" is exempt.
 func echoServer(t *testing.T, logs *syncBuffer) string {
 	t.Helper()
-	lim, err := core.New(core.Config{
+	return echoServerWith(t, logs, nil)
+}
+
+// echoServerWith is echoServer on a limiter whose config tweak changes,
+// if not nil.
+func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config)) string {
+	t.Helper()
+	cfg := core.Config{
 		Store:    memstore.New(memstore.Config{SweepInterval: -1}),
 		Now:      storetest.NewClock(storetest.Start).Now,
 		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
 		Balances: []core.BalanceScope{{Name: "ws"}},
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	lim, err := core.New(cfg)
 	require.NoError(t, err)
 	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
 	require.NoError(t, err)
@@ -77,8 +88,8 @@ func echoServer(t *testing.T, logs *syncBuffer) string {
 			var cost int64
 			_ = json.Unmarshal(msg, &cost)
 			d, err := conn.Charge(ctx, cost)
-			if errors.Is(err, wslimit.ErrDropped) {
-				return
+			if err != nil {
+				return // ErrDropped or ErrFailedClosed: closed
 			}
 			if err := conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]int64{"cost": cost, "balance": d.Balance})); err != nil {
 				return
@@ -197,4 +208,33 @@ func TestConfig(t *testing.T) {
 	t.Parallel()
 	_, err := wslimit.New(wslimit.Config{})
 	assert.ErrorContains(t, err, "no Limiter")
+}
+
+// downStore keeps no balance: every call fails.
+type downStore struct{}
+
+func (downStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errors.New("store down")
+}
+
+func (downStore) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {
+	return core.BalanceResult{}, errors.New("store down")
+}
+
+func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServerWith(t, &logs, func(c *core.Config) {
+		c.Store = downStore{}
+		c.FailClosedScopes = []string{"ws"}
+	})
+	c := dial(t, url, "alice")
+	_, err := send(t, c, "20")
+	assert.Equal(t, wslimit.CloseTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
+	assert.Contains(t, logs.String(), "fails closed")
+
+	open := echoServerWith(t, &logs, func(c *core.Config) { c.Store = downStore{} })
+	r, err := send(t, dial(t, open, "alice"), "20")
+	require.NoError(t, err, "a scope that fails open serves the message")
+	assert.Zero(t, r.Balance)
 }

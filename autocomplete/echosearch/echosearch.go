@@ -13,7 +13,6 @@ package echosearch
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,13 +40,14 @@ func New(name string, cfg echolimit.Config) (echo.MiddlewareFunc, error) {
 	return echolimit.New(cfg)
 }
 
-// DenyWith returns a deny handler that answers 429 Too Many Requests with
-// body as JSON: the shape the search endpoint returns when it finds nothing,
+// DenyWith returns a deny handler that answers 429 Too Many Requests (503
+// Service Unavailable when the store failed in a scope that fails closed:
+// [core.Decision.Status]) with body as JSON: the shape the search endpoint returns when it finds nothing,
 // so a search box shows no suggestions rather than an error. It writes the
 // response itself, whatever the application's HTTPErrorHandler does with
 // errors. The Retry-After and RateLimit headers are already set.
 func DenyWith(body any) func(echo.Context, *core.Decision) error {
-	return func(c echo.Context, _ *core.Decision) error {
-		return c.JSON(http.StatusTooManyRequests, body)
+	return func(c echo.Context, d *core.Decision) error {
+		return c.JSON(d.Status(), body)
 	}
 }

@@ -13,7 +13,6 @@ package ginsearch
 
 import (
 	"fmt"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -41,12 +40,13 @@ func New(name string, cfg ginlimit.Config) (gin.HandlerFunc, error) {
 	return ginlimit.New(cfg)
 }
 
-// DenyWith returns a deny handler that aborts with 429 Too Many Requests and
-// body as JSON: the shape the search endpoint returns when it finds nothing,
+// DenyWith returns a deny handler that aborts with 429 Too Many Requests
+// (503 Service Unavailable when the store failed in a scope that fails
+// closed: [core.Decision.Status]) and body as JSON: the shape the search endpoint returns when it finds nothing,
 // so a search box shows no suggestions rather than an error. The
 // Retry-After and RateLimit headers are already set.
 func DenyWith(body any) func(*gin.Context, *core.Decision) {
-	return func(c *gin.Context, _ *core.Decision) {
-		c.AbortWithStatusJSON(http.StatusTooManyRequests, body)
+	return func(c *gin.Context, d *core.Decision) {
+		c.AbortWithStatusJSON(d.Status(), body)
 	}
 }

@@ -28,6 +28,7 @@ type breaker struct {
 	backoff  time.Duration
 	now      func() time.Time
 	log      *slog.Logger
+	openErr  error // the error of a call refused while open: ErrUnavailable and backoff
 
 	state       atomic.Int32 // read without mu on the fast path
 	consecutive atomic.Int64 // consecutive failures, read without mu

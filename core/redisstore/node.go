@@ -114,7 +114,7 @@ func (n *node) waitForRoom(ctx context.Context) error {
 		return nil
 	case <-flushed:
 		if !n.breaker.closed() {
-			return ErrUnavailable
+			return n.breaker.openErr
 		}
 		return fmt.Errorf("%w (%s)", errStalled, n.timeout)
 	case <-ctx.Done():
@@ -214,7 +214,7 @@ func (n *node) send(batch []*call) {
 	}
 	switch {
 	case opened:
-		n.flush(ErrUnavailable)
+		n.flush(n.breaker.openErr)
 	case stalled:
 		n.flush(fmt.Errorf("%w (%s)", errStalled, n.timeout))
 	}

@@ -166,8 +166,23 @@ func (c Config) Validate() error {
 
 // ErrUnavailable is the error [Store.Take] returns while the circuit breaker
 // of the caller's Redis node is open: the store did not call Redis. Test for
-// it with errors.Is.
+// it with errors.Is. The error returned also has a RetryAfter method
+// ([core.RetryAfterError]) that returns Config.BreakerBackoff, so that a
+// scope that fails closed tells its callers to wait that long.
 var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
+
+// unavailableError is [ErrUnavailable] with the breaker's back-off: the
+// error Take and Charge return while a breaker is open. Each breaker makes
+// one, so that failing fast allocates nothing.
+type unavailableError struct{ backoff time.Duration }
+
+func (e *unavailableError) Error() string { return ErrUnavailable.Error() }
+
+// Is reports whether target is ErrUnavailable.
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// RetryAfter returns the breaker's back-off.
+func (e *unavailableError) RetryAfter() time.Duration { return e.backoff }
 
 // Store is a [core.Store] that keeps counts in Redis, shared by every
 // process that uses the same Redis and Prefix. Build it with [New]. It is
@@ -216,7 +231,7 @@ func New(cfg Config) (*Store, error) {
 			max:      cfg.MaxBatch,
 			senders:  maxSenders,
 			timeout:  cfg.Timeout,
-			breaker:  breaker{node: addr, failures: cfg.BreakerFailures, backoff: cfg.BreakerBackoff, now: cfg.Now, log: cfg.Logger},
+			breaker:  breaker{node: addr, failures: cfg.BreakerFailures, backoff: cfg.BreakerBackoff, now: cfg.Now, log: cfg.Logger, openErr: &unavailableError{backoff: cfg.BreakerBackoff}},
 			counters: &s.stats,
 			answered: s.nodes.answered,
 			room:     make(chan struct{}, cfg.MaxQueue),
@@ -265,7 +280,7 @@ func (s *Store) scriptNow(now time.Time) int64 {
 func (s *Store) admit(nd *node) error {
 	if !nd.breaker.allow() {
 		s.stats.failedFast.Add(1)
-		return ErrUnavailable
+		return nd.breaker.openErr
 	}
 	s.stats.calls.Add(1)
 	return nil

@@ -5,6 +5,7 @@
 //		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
 //		[-warn N] [-drop N] [-admin-token TOKEN]
+//		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]]
 //
 // Routes:
 //
@@ -25,7 +26,7 @@
 //	GET /metrics              with -metrics, not limited: the Prometheus text format,
 //	                          ratescope_decisions_total{scope, kind, outcome} with
 //	                          outcome allowed, denied, failed_open, exempt, shadow
-//	                          or reset (a caller's counts cleared)
+//	                          failed_closed, or reset (a caller's counts cleared)
 //	GET /ws                   WebSocket, balance "ledger": each text message
 //	                          {"id":N,"command":"NAME"} is answered
 //	                          {"id":N,"type":"response","status":"success","result":{}},
@@ -68,6 +69,15 @@
 // but counts and reports it as if the limits were enforced (the RateLimit
 // header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads
 // X-Forwarded-For only from peers inside the networks given.
+//
+// -exempt-networks serves the callers whose counted address (after the
+// proxy rules, anonymous or signed in) is in one of the networks given
+// without limits, in every scope, /ws and /rpc included. -fail-closed names
+// scopes (api, autocomplete.NAME, ledger) that refuse their requests while
+// the store fails: 503 with Retry-After (the Redis store's breaker
+// back-off, or 1 second), the JSON body saying the limits cannot be
+// checked; /ws closes with 1013. The other scopes keep failing open. An
+// unknown scope is a usage error.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601
 // while -num-proxies is not set. It exits with status 2 for a bad command

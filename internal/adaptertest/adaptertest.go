@@ -33,9 +33,11 @@
 // KeepDecision); and, for
 // running in production, the observation hook with every outcome, shadow
 // mode, per-route costs in one group decision, callers counted by key,
-// the Skipper, and trusted proxies against direct forged requests; and
-// giving back the units of the requests that succeeded, so that only
-// failures count (Config.GiveBack), strict under concurrency.
+// the Skipper, and trusted proxies against direct forged requests; giving
+// back the units of the requests that succeeded, so that only failures
+// count (Config.GiveBack), strict under concurrency; the allowlists of the core (exempt networks and users, with no adapter code),
+// failing closed (503 with Retry-After, to the default and a custom deny
+// handler) and the adapter's DenyProblem ([Options.Problem]).
 // [RunBalance] is the suite of the balance middleware (NewBalance). What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
@@ -152,6 +154,9 @@ type Options struct {
 	// Login(c.Writer, c.Request); Echo: the same with c.Response(), and
 	// return nil), and Config.GiveBack is the adapter's GiveBackSuccess.
 	Login http.HandlerFunc
+	// Problem, when true and Deny is nil, makes Config.DenyHandler the
+	// adapter's DenyProblem (problem details, RFC 9457).
+	Problem bool
 }
 
 // NewLimiter returns a limiter on a fresh memory store and clock, for the
@@ -229,6 +234,9 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		// Give-back (giveback.go).
 		{"GiveBackOnlyFailuresCount", testGiveBack},
 		{"GiveBackStrictUnderConcurrency", testGiveBackConcurrent},
+		{"ExemptNetworksAndUsersWithoutAdapterCode", testExemptNetworks},
+		{"FailClosedAnswers503WithRetryAfter", testFailClosed},
+		{"DenyProblemDetails", testDenyProblem},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

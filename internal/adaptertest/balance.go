@@ -61,6 +61,8 @@ func RunBalance(t *testing.T, build func(t *testing.T, o BalanceOptions) http.Ha
 		{"ExemptNeverCharged", testBalanceExempt},
 		{"KeyAndSkipper", testBalanceKeyAndSkipper},
 		{"StoreFailureFailsOpen", testBalanceFailOpen},
+		{"ExemptNetworksNeverCharged", testBalanceExemptNetworks},
+		{"FailClosedAnswers503WithRetryAfter", testBalanceFailClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -82,19 +84,30 @@ type balanceApp struct {
 
 func newBalanceApp(t *testing.T, build balanceBuilder, store core.Store, o BalanceOptions) *balanceApp {
 	t.Helper()
+	return newBalanceAppWith(t, build, store, nil, o)
+}
+
+// newBalanceAppWith is newBalanceApp on a limiter whose config tweak
+// changes, if not nil.
+func newBalanceAppWith(t *testing.T, build balanceBuilder, store core.Store, tweak func(*core.Config), o BalanceOptions) *balanceApp {
+	t.Helper()
 	if store == nil {
 		ms := memstore.New(memstore.Config{SweepInterval: -1})
 		t.Cleanup(func() { _ = ms.Close() })
 		store = ms
 	}
 	a := &balanceApp{t: t, logs: &bytes.Buffer{}}
-	lim, err := core.New(core.Config{
+	cfg := core.Config{
 		Store:      store,
 		NumProxies: core.Proxies(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 		Logger:     slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Balances:   []core.BalanceScope{{Name: "rpc"}},
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	lim, err := core.New(cfg)
 	require.NoError(t, err)
 	o.Limiter, o.Scope = lim, "rpc"
 	o.Handler = a.handle

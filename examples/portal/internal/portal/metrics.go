@@ -72,7 +72,7 @@ func (m *Metrics) write(w io.Writer) error {
 	for _, k := range m.keys {
 		fmt.Fprintf(&b, "ratescope_decisions_total{%s} %d\n", k.labels(), m.counts[k].Load())
 	}
-	b.WriteString("# HELP ratescope_store_failures_total Decisions that failed open because the store returned an error.\n")
+	b.WriteString("# HELP ratescope_store_failures_total Decisions that failed open, or failed closed, because the store returned an error.\n")
 	b.WriteString("# TYPE ratescope_store_failures_total counter\n")
 	var failures int64
 	if m.limiter != nil {

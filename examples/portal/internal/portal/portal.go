@@ -103,6 +103,14 @@ type Options struct {
 	// header X-Admin-Token equal to it ([App.ResetLimits]). Default: "",
 	// no such route.
 	AdminToken string
+	// ExemptNetworks are networks whose callers (by the address the
+	// limiter counts, after the proxy rules; anonymous or signed in) are
+	// never limited, in every scope. Default: none.
+	ExemptNetworks core.Networks
+	// FailClosed names the scopes (window or balance) that refuse their
+	// requests with 503 and Retry-After while the store fails; the others
+	// fail open. A name that is no scope is a usage error. Default: none.
+	FailClosed []string
 }
 
 // ParseFlags reads the command line args (without the program name). It
@@ -126,6 +134,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
 	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE")
+	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
+	var failClosed string
+	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -144,6 +155,11 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	for name := range strings.SplitSeq(admins, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			o.Admins = append(o.Admins, name)
+		}
+	}
+	for name := range strings.SplitSeq(failClosed, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			o.FailClosed = append(o.FailClosed, name)
 		}
 	}
 	return o, nil
@@ -227,6 +243,9 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		Now:            o.Now,
 		Logger:         logger,
 		Balances:       []core.BalanceScope{ledgerScope(o)},
+
+		ExemptNetworks:   o.ExemptNetworks,
+		FailClosedScopes: o.FailClosed,
 	}
 	if o.Metrics {
 		var names []string
@@ -242,7 +261,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	lim, err := core.New(cfg)
 	if err != nil {
 		_ = a.close()
-		return nil, usage("-rates, -trusted-proxies, -warn or -drop: %w", err)
+		return nil, usage("-rates, -trusted-proxies, -warn, -drop, -exempt-networks or -fail-closed: %w", err)
 	}
 	a.Limiter = lim
 	if err := a.initLedger(); err != nil {

@@ -1,0 +1,162 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// This file holds the allowlists: Config.ExemptNetworks and
+// Config.ExemptUsers.
+
+// UserIDs is a list of user ids, such as [Config.ExemptUsers]. Its text form
+// is comma-separated ids ("alice, monitor"), spaces around each trimmed; an
+// id is not empty and does not start with a NUL byte. A []string converts
+// to it.
+type UserIDs []string
+
+// ParseUserIDs reads comma-separated user ids, skipping empty parts. The
+// error names each bad part.
+func ParseUserIDs(s string) (UserIDs, error) {
+	var out UserIDs
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out, out.validate()
+}
+
+// validate reports ids that no caller of [Limiter.Caller] can have.
+func (u UserIDs) validate() error {
+	var errs []error
+	for i, id := range u {
+		if id == "" || id[0] == 0 {
+			errs = append(errs, fmt.Errorf("ExemptUsers[%d] %q: want a user id, not empty and not starting with a NUL byte", i, id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// String returns the ids comma-separated, in the form ParseUserIDs reads.
+func (u UserIDs) String() string { return strings.Join(u, ",") }
+
+// Set replaces the list with the one [ParseUserIDs] reads, for the flag
+// package.
+func (u *UserIDs) Set(s string) error {
+	v, err := ParseUserIDs(s)
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
+// MarshalText returns [UserIDs.String].
+func (u UserIDs) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText is [UserIDs.Set].
+func (u *UserIDs) UnmarshalText(text []byte) error { return u.Set(string(text)) }
+
+// UnmarshalJSON reads a string in the form of ParseUserIDs, or an array of
+// ids.
+func (u *UserIDs) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		return u.Set(s)
+	}
+	var ids []string
+	if err := json.Unmarshal(b, &ids); err != nil {
+		return fmt.Errorf("user ids: want a string or an array of strings: %w", err)
+	}
+	v := UserIDs(ids)
+	if err := v.validate(); err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
+
+// exemptions are the allowlists of a Limiter, built once by [New]; a
+// Limiter without allowlists has none (nil), so that a decision checks
+// for them in one branch.
+type exemptions struct {
+	nets  Networks
+	users map[string]struct{}
+}
+
+// newExemptions returns the allowlists of cfg, or nil if it has none.
+func newExemptions(cfg *Config) *exemptions {
+	if len(cfg.ExemptNetworks) == 0 && len(cfg.ExemptUsers) == 0 {
+		return nil
+	}
+	e := &exemptions{nets: slices.Clone(cfg.ExemptNetworks)}
+	if len(cfg.ExemptUsers) > 0 {
+		e.users = make(map[string]struct{}, len(cfg.ExemptUsers))
+		for _, id := range cfg.ExemptUsers {
+			e.users[id] = struct{}{}
+		}
+	}
+	return e
+}
+
+// match reports whether c is exempt: it came from an exempt network
+// ([Limiter.Caller] found so), it is an exempt user, or it is an
+// anonymous caller whose counted network lies in an exempt network.
+func (e *exemptions) match(c Caller) bool {
+	if c.exempt {
+		return true
+	}
+	if c.User != "" {
+		_, ok := e.users[c.User]
+		return ok
+	}
+	if !c.Network.IsValid() {
+		return false
+	}
+	for _, p := range e.nets {
+		if p.Bits() <= c.Network.Bits() && p.Contains(c.Network.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// exemptCaller is [Limiter.Caller] for a limiter with exempt networks: the
+// request's address is found for every kind of caller, and marks the
+// caller exempt when it is in one of them.
+func (l *Limiter) exemptCaller(r *http.Request, key, user string) Caller {
+	a := l.clientAddr(r)
+	var c Caller
+	switch {
+	case key != "":
+		c = KeyCaller(key)
+	case user != "":
+		c = userCaller(user)
+	default:
+		c = Caller{Network: network(a, l.bits6)}
+	}
+	c.exempt = a.IsValid() && l.exempt.nets.contains(a)
+	return c
+}
+
+// clientAddr returns the address of r's caller, as Config.NumProxies and
+// Config.TrustedProxies say.
+func (l *Limiter) clientAddr(r *http.Request) netip.Addr {
+	var forwarded []string
+	if l.proxies.n > 0 || len(l.trusted) > 0 {
+		forwarded = r.Header["X-Forwarded-For"]
+	}
+	return clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
+}
+
+// exemptDecision fills d with the decision on a request by an exempt
+// caller in s: allowed, not counted, no headers.
+func exemptDecision(d *Decision, s *scopeLimits, caller Caller, cost int64) {
+	d.Scope, d.Caller, d.Cost = s.name, caller, cost
+	d.Allowed, d.Outcome = true, OutcomeExempt
+}

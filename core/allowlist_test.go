@@ -1,0 +1,180 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// seen collects the outcomes Config.Observe receives.
+type seen struct {
+	mu       sync.Mutex
+	outcomes []core.Outcome
+}
+
+func (s *seen) observe(_ context.Context, e core.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outcomes = append(s.outcomes, e.Outcome())
+}
+
+func TestExemptNetworksAndUsers(t *testing.T) {
+	t.Parallel()
+	office := core.Networks{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8:1::/48")}
+	tests := []struct {
+		name       string
+		remoteAddr string
+		forwarded  string
+		key, user  string
+		exempt     bool
+	}{
+		{name: "anonymous in the office", remoteAddr: "198.51.100.7:1234", exempt: true},
+		{name: "anonymous outside", remoteAddr: "192.0.2.1:1234"},
+		{name: "IPv6 in the office", remoteAddr: "[2001:db8:1:2::5]:1234", exempt: true},
+		{name: "IPv6 outside", remoteAddr: "[2001:db8:2::5]:1234"},
+		{name: "signed in from the office", remoteAddr: "198.51.100.7:1234", user: "alice", exempt: true},
+		{name: "signed in from outside", remoteAddr: "192.0.2.1:1234", user: "alice"},
+		{name: "key from the office", remoteAddr: "198.51.100.7:1234", key: "k1", exempt: true},
+		{name: "exempt user from anywhere", remoteAddr: "192.0.2.1:1234", user: "monitor", exempt: true},
+		{name: "exempt user's id as a key is not exempt", remoteAddr: "192.0.2.1:1234", key: "monitor"},
+		{name: "the proxy's entry counts, not the peer", remoteAddr: "198.51.100.1:1234", forwarded: "192.0.2.1"},
+		{name: "behind the proxy, from the office", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.9", exempt: true},
+		{name: "forged entry before the proxy's", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.9, 192.0.2.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var obs seen
+			lim := newLimiter(t, core.Config{
+				Rates:          map[string]string{"api.anon": "1/min,10/day", "api.user": "1/min,10/day"},
+				NumProxies:     core.Proxies(1),
+				ExemptNetworks: office,
+				ExemptUsers:    core.UserIDs{"monitor"},
+				Observe:        obs.observe,
+			})
+			g, err := lim.Guard("api", 1)
+			require.NoError(t, err)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = tt.remoteAddr
+			if tt.forwarded != "" {
+				r.Header.Set("X-Forwarded-For", tt.forwarded)
+			}
+			caller := lim.Caller(r, tt.key, tt.user)
+			want := core.OutcomeAllowed
+			if tt.exempt {
+				want = core.OutcomeExempt
+			}
+			for i := range 5 {
+				h := http.Header{}
+				d := g.Decide(context.Background(), caller, h)
+				if tt.exempt {
+					assert.True(t, d.Allowed, "request %d", i+1)
+					assert.Equal(t, core.OutcomeExempt, d.Outcome)
+					assert.False(t, d.Checked, "not counted")
+					assert.Empty(t, h, "no RateLimit headers")
+				} else if i > 0 {
+					assert.False(t, d.Allowed, "request %d over 1/min", i+1)
+				}
+			}
+			assert.Equal(t, want, obs.outcomes[0], "observed")
+			assert.Len(t, obs.outcomes, 5, "every decision observed")
+		})
+	}
+}
+
+func TestExemptAnonymousCallerBuiltByHand(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{
+		Rates:          map[string]string{"api.anon": "1/min,10/day"},
+		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8::/32")},
+	})
+	for _, tt := range []struct {
+		name   string
+		caller core.Caller
+		exempt bool
+	}{
+		{name: "IPv4 inside", caller: anonCaller("198.51.100.7"), exempt: true},
+		{name: "IPv4 outside", caller: anonCaller("192.0.2.7")},
+		{name: "IPv6 /64 inside", caller: core.Caller{Network: netip.MustParsePrefix("2001:db8:1:2::/64")}, exempt: true},
+		{name: "IPv6 network wider than the exempt one", caller: core.Caller{Network: netip.MustParsePrefix("2001:d00::/24")}},
+		{name: "unknown address", caller: core.Caller{}},
+	} {
+		d, err := lim.Allow(context.Background(), "api", tt.caller)
+		require.NoError(t, err)
+		d2, err := lim.Allow(context.Background(), "api", tt.caller)
+		require.NoError(t, err)
+		assert.Equal(t, tt.exempt, d.Outcome == core.OutcomeExempt, tt.name)
+		assert.Equal(t, tt.exempt, d2.Allowed, "%s: the second request within the minute", tt.name)
+	}
+}
+
+func TestExemptBalance(t *testing.T) {
+	t.Parallel()
+	var obs seen
+	lim := newLimiter(t, core.Config{
+		Balances:       []core.BalanceScope{{Name: "ws"}},
+		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")},
+		ExemptUsers:    core.UserIDs{"monitor"},
+		Observe:        obs.observe,
+	})
+	b, err := lim.BalanceGuard("ws")
+	require.NoError(t, err)
+	for _, caller := range []core.Caller{anonCaller("198.51.100.7"), {User: "monitor"}} {
+		for range 20 {
+			d := b.Charge(context.Background(), caller, 3000)
+			assert.True(t, d.Allowed)
+			assert.Equal(t, core.OutcomeExempt, d.Outcome)
+			assert.Zero(t, d.Balance, "never charged")
+		}
+	}
+	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
+	assert.Equal(t, core.OutcomeAllowed, d.Outcome)
+	assert.Equal(t, int64(3000)/32, d.Balance, "a caller not exempt is charged")
+	assert.Len(t, obs.outcomes, 41)
+}
+
+func TestExemptCallerUnchangedWithoutNetworks(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	assert.Equal(t, core.Caller{User: "alice"}, lim.Caller(r, "", "alice"), "no exempt networks: a caller compares as before")
+}
+
+func TestExemptConfigErrors(t *testing.T) {
+	t.Parallel()
+	_, err := core.New(core.Config{Store: failingStore{}, ExemptNetworks: core.Networks{{}}, ExemptUsers: core.UserIDs{"", "\x00key:x"}})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "ratescope.E005: ExemptNetworks[0]: not a valid network")
+	assert.ErrorContains(t, err, `ExemptUsers[0] ""`)
+	assert.ErrorContains(t, err, `ExemptUsers[1] "\x00key:x"`)
+}
+
+func TestUserIDsText(t *testing.T) {
+	t.Parallel()
+	var u core.UserIDs
+	require.NoError(t, u.Set(" alice, monitor ,,"))
+	assert.Equal(t, core.UserIDs{"alice", "monitor"}, u)
+	assert.Equal(t, "alice,monitor", u.String())
+	text, err := u.MarshalText()
+	require.NoError(t, err)
+	var back core.UserIDs
+	require.NoError(t, back.UnmarshalText(text))
+	assert.Equal(t, u, back)
+
+	var cfg struct{ Users core.UserIDs }
+	require.NoError(t, json.Unmarshal([]byte(`{"Users": ["a", "b"]}`), &cfg))
+	assert.Equal(t, core.UserIDs{"a", "b"}, cfg.Users)
+	require.NoError(t, json.Unmarshal([]byte(`{"Users": "c,d"}`), &cfg))
+	assert.Equal(t, core.UserIDs{"c", "d"}, cfg.Users)
+	assert.Error(t, json.Unmarshal([]byte(`{"Users": [""]}`), &cfg))
+	assert.Error(t, json.Unmarshal([]byte(`{"Users": 3}`), &cfg))
+}

@@ -1,0 +1,66 @@
+package core
+
+import "net/http"
+
+// This file holds what a browser client needs: the header names to expose
+// through CORS, and refusals as RFC 9457 problem details.
+
+// ExposedHeaders returns the names of the response headers the limiter
+// may set, for the CORS setting that lets a script in a browser read them
+// (Access-Control-Expose-Headers; gin-contrib/cors's and Echo's
+// ExposeHeaders): RateLimit, RateLimit-Policy, Retry-After,
+// Ratescope-Warning, and the legacy X-RateLimit-Limit, X-RateLimit-Remaining
+// and X-RateLimit-Reset (Config.LegacyHeaders); exposing a header that is
+// not sent does no harm. Without them a browser script sees none of these
+// headers on a cross-origin answer. It returns a new slice on each call.
+func ExposedHeaders() []string {
+	return []string{
+		"RateLimit", "RateLimit-Policy", "Retry-After", HeaderWarning,
+		"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+	}
+}
+
+// ProblemContentType is the media type of a [Problem] body (RFC 9457).
+const ProblemContentType = "application/problem+json"
+
+// ProblemQuotaExceeded is the problem type of a refusal over a limit, the
+// one the IETF RateLimit header fields draft defines.
+const ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+
+// A Problem is the body of a refusal as RFC 9457 problem details
+// ("application/problem+json", [ProblemContentType]), with the retry time
+// as the extension member "retry_after":
+//
+//	{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
+//	 "title":"Too Many Requests","status":429,
+//	 "detail":"Request was throttled. Expected available in 7 seconds.",
+//	 "retry_after":7}
+type Problem struct {
+	// Type is a URI that names the kind of problem:
+	// [ProblemQuotaExceeded] for a 429, "about:blank" for the 503 of a
+	// scope that failed closed.
+	Type string `json:"type"`
+	// Title is a short summary of the kind of problem: the status's
+	// phrase.
+	Title string `json:"title"`
+	// Status is the HTTP status code of the answer, as [Decision.Status]
+	// says.
+	Status int `json:"status"`
+	// Detail explains this refusal, as [DenyBody] does.
+	Detail string `json:"detail"`
+	// RetryAfter is the wait in whole seconds, as in Retry-After.
+	RetryAfter int64 `json:"retry_after"`
+}
+
+// Problem returns the problem details of a refusal: for a 429 over a
+// limit, or for the 503 of a scope that failed closed. The adapters'
+// DenyProblem handlers send it.
+func (d *Decision) Problem() Problem {
+	b := d.DenyBody()
+	status := d.Status()
+	p := Problem{Type: ProblemQuotaExceeded, Title: http.StatusText(status), Status: status, Detail: b.Detail, RetryAfter: b.RetryAfter}
+	if status != http.StatusTooManyRequests {
+		p.Type = "about:blank"
+	}
+	return p
+}

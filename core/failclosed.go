@@ -1,0 +1,108 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// This file holds failing closed: Scope.FailClosed, BalanceScope.FailClosed
+// and Config.FailClosedScopes.
+
+// A RetryAfterError is a store error that knows how long the store will
+// go on failing: the Redis store's error while its circuit breaker is open
+// says the breaker's back-off. A scope that fails closed answers
+// Retry-After with it; [DefaultStoreRetryAfter] when the error is not
+// one (errors.As finds it through wrapping).
+type RetryAfterError interface {
+	error
+	// RetryAfter returns how long to wait before the store may answer
+	// again, above 0.
+	RetryAfter() time.Duration
+}
+
+// DefaultStoreRetryAfter is how long a scope that fails closed tells its
+// callers to wait (Retry-After) when the store's error does not say
+// ([RetryAfterError]): one second.
+const DefaultStoreRetryAfter = time.Second
+
+// storeRetryAfter returns how long the store's error says to wait, or
+// DefaultStoreRetryAfter.
+func storeRetryAfter(err error) time.Duration {
+	var ra RetryAfterError
+	if errors.As(err, &ra) {
+		if d := ra.RetryAfter(); d > 0 {
+			return d
+		}
+	}
+	return DefaultStoreRetryAfter
+}
+
+// resolveFailClosed marks the window scopes that Config.FailClosedScopes
+// names, and reports each name that is neither a window nor a balance
+// scope. [New] marks the balance scopes (applyFailClosed).
+func (c Config) resolveFailClosed(scopes map[string]*Scope, balances map[string]*BalanceScope) []error {
+	var errs []error
+	for _, name := range c.FailClosedScopes {
+		s, b := scopes[name], balances[name]
+		if s != nil {
+			s.FailClosed = true
+		}
+		if s == nil && b == nil {
+			known := sortedNames(scopes)
+			known = append(known, sortedBalanceNames(balances)...)
+			errs = append(errs, scopeErr("FailClosedScopes: %q is no known scope; want one of %s", name, strings.Join(known, ", ")))
+		}
+	}
+	return errs
+}
+
+// applyFailClosed marks the balance scopes that names names.
+func applyFailClosed(balances map[string]*BalanceScope, names []string) {
+	for _, name := range names {
+		if b := balances[name]; b != nil {
+			b.FailClosed = true
+		}
+	}
+}
+
+// storeFailedClosed counts and logs, at a limited rate, a store error on a
+// decision in a scope that fails closed: the request is refused. As for
+// [Limiter.storeFailed], a caller that hung up is no failure of the store.
+func (l *Limiter) storeFailedClosed(ctx context.Context, now time.Time, scope string, err error) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return
+	}
+	l.failures.Add(1)
+	if quiet, ok := l.closedLog.allow(now); ok {
+		l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request refused (the scope fails closed)",
+			slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
+	}
+}
+
+// failClosed fills d, whose scope fails closed, with the refusal of a
+// request the store could not decide.
+func (l *Limiter) failClosed(ctx context.Context, now time.Time, d *Decision, err error) {
+	l.storeFailedClosed(ctx, now, d.Scope, err)
+	d.Allowed = false
+	d.Outcome = OutcomeFailedClosed
+	d.StoreErr = err
+	d.RetryAfter = storeRetryAfter(err)
+}
+
+// Status returns the HTTP status to answer the request with: 200 OK when
+// it is allowed, 503 Service Unavailable when the store failed and the
+// scope fails closed ([OutcomeFailedClosed]), 429 Too Many Requests
+// otherwise.
+func (d *Decision) Status() int {
+	switch {
+	case d.Allowed:
+		return http.StatusOK
+	case d.Outcome == OutcomeFailedClosed:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusTooManyRequests
+}
