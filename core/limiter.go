@@ -37,6 +37,8 @@ type Limiter struct {
 	config    Config
 	balances  map[string]*BalanceScope // see balance.go
 	bstore    BalanceStore
+
+	planLog rateLog // requests on unknown plans (plan.go)
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
@@ -45,6 +47,10 @@ type scopeLimits struct {
 	name   string
 	shadow bool // the limiter or the scope is in shadow mode
 	kinds  [2]kindLimits
+
+	// plans are the scope's plans by name, the scope's own limits under
+	// "", shared by the scope and its plans; nil without plans (plan.go).
+	plans map[string]*scopeLimits
 }
 
 type kindLimits struct {
@@ -62,6 +68,8 @@ type kindLimits struct {
 	// empty, as after every allowed request; tails[i] is ";t=" and it.
 	full  [MaxLimits]int64
 	tails [MaxLimits]string
+
+	plan string // the plan of these limits, or "" (plan.go)
 }
 
 // New returns a Limiter for cfg, or the error of [Config.Validate].
@@ -98,6 +106,7 @@ func New(cfg Config) (*Limiter, error) {
 		errLog:    rateLog{every: cfg.ErrorLogInterval},
 		shadowLog: rateLog{every: cfg.ErrorLogInterval},
 		dropLog:   rateLog{every: cfg.ErrorLogInterval},
+		planLog:   rateLog{every: cfg.ErrorLogInterval},
 	}
 	for name, s := range resolved {
 		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow}
@@ -105,9 +114,13 @@ func New(cfg Config) (*Limiter, error) {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].store = cfg.Store
 			if ss, ok := cfg.Store.(ScopedStore); ok {
+				if Kind(k) == User {
+					rates = storeRates(s) // every plan's, when it has plans
+				}
 				sl.kinds[k].store = ss.ForScope(name, Kind(k), rates)
 			}
 		}
+		l.initPlans(sl, s, &cfg)
 		l.scopes[name] = sl
 	}
 	cfg.Scopes = make([]Scope, 0, len(resolved))

@@ -69,6 +69,10 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 			}
 		})
 	}
+	t.Run("PlansShareOneCount", func(t *testing.T) {
+		t.Parallel()
+		testPlans(t, newStore(t))
+	})
 }
 
 // scoped sends every request to the Store that its ScopedStore gives for
