@@ -44,3 +44,19 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	allocs = testing.AllocsPerRun(100, func() { g.ExemptInto(ctx, &d, ip, "") })
 	assert.Zero(t, allocs, "Guard.ExemptInto")
 }
+
+func TestNoAllocationForPlans(t *testing.T) {
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{
+		"api.user":      "2000000000/min",
+		"api.user@gold": "2000000000/min",
+	}})
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	h := http.Header{}
+	var d core.Decision
+	alice := core.Caller{User: "alice"}
+	allocs := testing.AllocsPerRun(100, func() { g.ForPlan("gold").DecideInto(ctx, &d, alice, "", h) })
+	assert.Equal(t, 2.0, allocs, "ForPlan, then DecideInto: the header values and the RateLimit value")
+	assert.Equal(t, "gold", d.Plan())
+}

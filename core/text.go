@@ -129,7 +129,7 @@ func (t RateTable) set(part, key, val string) error {
 			return fmt.Errorf("%q: %w", part, err)
 		}
 	} else if _, _, known := splitRateKey(key); !known {
-		return fmt.Errorf("%q: key %q is not SCOPE.anon, SCOPE.user or SCOPE.user@PLAN; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part, key)
+		return fmt.Errorf("%q: key %q is not SCOPE.anon or SCOPE.user (nor SCOPE.user@PLAN); want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part, key)
 	}
 	if val == "" {
 		return fmt.Errorf("%q: no rate; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part)
