@@ -140,6 +140,10 @@ type Options struct {
 	// the builder sets it, so that the route's handler finds the decision.
 	DropDecision bool
 
+	// Plan, when true, makes Config.Plan return the [PlanHeader] request
+	// header.
+	Plan bool
+
 	// Handler is the route's handler: the builder's handler reads the
 	// decision with the adapter's Decision function and calls Handler with
 	// its response writer and both results. Handler writes the response.
@@ -218,6 +222,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"DecisionNotKeptWithoutKeepDecision", testDecisionNotKept},
 		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
 		{"TrustedProxiesWalk", testTrustedWalk},
+		{"PlansChosenPerRequestOneCount", testPlans},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
