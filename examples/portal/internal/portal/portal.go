@@ -98,6 +98,12 @@ type Options struct {
 	Warn, Drop int64
 	// Now is the clock; not a flag. Default: time.Now.
 	Now func() time.Time
+
+	// PlanUsers are the users of each plan (-plan-users): they get the
+	// plan's rates in scope "api", given in Rates as api.user@PLAN. A
+	// plan without rates, or rates of a plan without users, is a usage
+	// error. Default: none, every user has api.user.
+	PlanUsers PlanUsers
 }
 
 // ParseFlags reads the command line args (without the program name). It
@@ -120,6 +126,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
+	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -139,6 +146,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 		if name = strings.TrimSpace(name); name != "" {
 			o.Admins = append(o.Admins, name)
 		}
+	}
+	if err := checkPlans(o.PlanUsers, o.Rates); err != nil {
+		return o, &UsageError{Err: err}
 	}
 	return o, nil
 }
@@ -171,6 +181,7 @@ type App struct {
 	TrustedProxies core.Networks
 
 	admins   map[string]bool
+	plans    map[string]string // user -> plan (plans.go)
 	searches searchCounts
 	ledger   ledger
 	close    func() error
@@ -185,6 +196,12 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	}
 	for _, name := range o.Admins {
 		a.admins[name] = true
+	}
+	a.plans = map[string]string{}
+	for plan, users := range o.PlanUsers {
+		for _, name := range users {
+			a.plans[name] = plan
+		}
 	}
 	var store core.Store
 	if o.RedisURL == "" {
