@@ -56,3 +56,19 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	assert.Zero(t, allocs, "Guard.DecideInto of a caller on an allowlist")
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
 }
+
+func TestNoAllocationForPlans(t *testing.T) {
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{
+		"api.user":      "2000000000/min",
+		"api.user@gold": "2000000000/min",
+	}})
+	g, err := lim.Guard("api", 1)
+	require.NoError(t, err)
+	h := http.Header{}
+	var d core.Decision
+	alice := core.Caller{User: "alice"}
+	allocs := testing.AllocsPerRun(100, func() { g.ForPlan("gold").DecideInto(ctx, &d, alice, "", h) })
+	assert.Equal(t, 2.0, allocs, "ForPlan, then DecideInto: the header values and the RateLimit value")
+	assert.Equal(t, "gold", d.Plan())
+}

@@ -25,8 +25,12 @@ type Config struct {
 	// "api.user") with values in the form [ParseRates] reads
 	// ("60/min,1000/day"). A scope or kind it does not name keeps its
 	// starting values; a key that names no known scope and kind is an
-	// error, so a typo cannot silently remove a limit. A [RateTable]
-	// converts to it, to read the rates from text.
+	// error, so a typo cannot silently remove a limit. A key
+	// SCOPE.user@PLAN ("api.user@gold") sets the rates of a plan of
+	// signed-in callers ([Scope.Plans], [Guard.ForPlan]), over the
+	// periods of SCOPE.user; plans are for signed-in callers only, so
+	// SCOPE.anon@PLAN is an error. A [RateTable] converts to it, to read
+	// the rates from text.
 	Rates map[string]string
 
 	// NumProxies is how many reverse proxies stand in front of the

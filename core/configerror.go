@@ -6,7 +6,9 @@ import "errors"
 // problem [Config.Validate] reports is a [*ConfigError] carrying one.
 const (
 	// IDInvalidRate: a rate, or a rate key of Config.Rates that names no
-	// known scope and kind.
+	// known scope and kind; or a plan ([Scope.Plans]) with an invalid
+	// name, for anonymous callers, or whose periods are not those of the
+	// scope's user rates.
 	IDInvalidRate = "ratescope.E001"
 	// IDNoStore: Config.Store is nil.
 	IDNoStore = "ratescope.E002"

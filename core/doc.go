@@ -90,6 +90,17 @@
 // rounds it up to whole seconds: waiting that long is always enough, never
 // more than a second too much.
 //
+// # Plans
+//
+// A scope may give the signed-in callers on a plan (an account's tier)
+// rates of their own: [Scope.Plans], or the rate key SCOPE.user@PLAN
+// ("api.user@gold=600/min,100000/day"). The plan is chosen per request,
+// with [Guard.ForPlan] (the middlewares' Config.Plan), and counted on the
+// caller's one count whatever the plan, so a plan has the periods of the
+// scope's user rates and a caller changing plan keeps what it used. An
+// unknown plan gets the scope's user rates and a warning; [Limiter.Plans]
+// lists the known ones. See docs/adr/0104-plans.md.
+//
 // # Balances
 //
 // A second kind of limit suits WebSocket and JSON-RPC APIs: a

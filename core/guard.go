@@ -17,8 +17,13 @@ import (
 type Guard struct {
 	lim   *Limiter
 	scope *scopeLimits
+	raw   int64               // the cost asked for, before clamping
 	cost  [2]int64            // by Kind, clamped
 	costs map[string][2]int64 // by route pattern, clamped
+
+	// plans are the Guards of the plans of the scope, by name, the
+	// scope's own rates under "" (plan.go); nil for a scope without plans.
+	plans map[string]*Guard
 }
 
 // DefaultScope is the name of the scope of [DefaultScopes], which the
@@ -34,8 +39,9 @@ func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
 	if err := l.checkCost(scope, cost); err != nil {
 		return nil, err
 	}
-	g := &Guard{lim: l, scope: l.scopes[scope]}
+	g := &Guard{lim: l, scope: l.scopes[scope], raw: cost}
 	g.cost = g.clamped("", cost)
+	g.withPlans(cost, nil)
 	return g, nil
 }
 
@@ -61,6 +67,15 @@ func (g *Guard) clamped(route string, cost int64) [2]int64 {
 // the group, each at its own cost, and a request is counted once. A cost
 // below 1 is an error; one above a limit is clamped, as for [Limiter.Guard].
 func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
+	if plan := g.scope.kinds[User].plan; plan != "" {
+		// A plan's Guard: give the scope's own Guard the costs, and
+		// return its copy for the plan.
+		c, err := g.plans[""].WithRouteCosts(costs)
+		if err != nil {
+			return nil, err
+		}
+		return c.plans[plan], nil
+	}
 	c := *g
 	c.costs = make(map[string][2]int64, len(costs))
 	var errs []error
@@ -75,6 +90,7 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	c.withPlans(c.raw, costs)
 	return &c, nil
 }
 

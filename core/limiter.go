@@ -44,6 +44,8 @@ type Limiter struct {
 
 	exempt    *exemptions // nil without allowlists (allowlist.go)
 	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
+
+	planLog rateLog // requests on unknown plans (plan.go)
 }
 
 // scopeLimits is a scope resolved once at construction: its rates and
@@ -53,6 +55,10 @@ type scopeLimits struct {
 	shadow     bool // the limiter or the scope is in shadow mode
 	failClosed bool // the scope refuses when the store fails
 	kinds      [2]kindLimits
+
+	// plans are the scope's plans by name, the scope's own limits under
+	// "", shared by the scope and its plans; nil without plans (plan.go).
+	plans map[string]*scopeLimits
 }
 
 type kindLimits struct {
@@ -70,6 +76,8 @@ type kindLimits struct {
 	// empty, as after every allowed request; tails[i] is ";t=" and it.
 	full  [MaxLimits]int64
 	tails [MaxLimits]string
+
+	plan string // the plan of these limits, or "" (plan.go)
 }
 
 // New returns a Limiter for cfg, or the error of [Config.Validate].
@@ -108,6 +116,7 @@ func New(cfg Config) (*Limiter, error) {
 		dropLog:   rateLog{every: cfg.ErrorLogInterval},
 		closedLog: rateLog{every: cfg.ErrorLogInterval},
 		exempt:    newExemptions(&cfg),
+		planLog:   rateLog{every: cfg.ErrorLogInterval},
 	}
 	for name, s := range resolved {
 		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow, failClosed: s.FailClosed}
@@ -115,9 +124,13 @@ func New(cfg Config) (*Limiter, error) {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].store = cfg.Store
 			if ss, ok := cfg.Store.(ScopedStore); ok {
+				if Kind(k) == User {
+					rates = storeRates(s) // every plan's, when it has plans
+				}
 				sl.kinds[k].store = ss.ForScope(name, Kind(k), rates)
 			}
 		}
+		l.initPlans(sl, s, &cfg)
 		l.scopes[name] = sl
 	}
 	cfg.Scopes = make([]Scope, 0, len(resolved))

@@ -50,6 +50,13 @@ func (k Kind) String() string {
 // (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
 // sign-in form or a payment, where an unlimited request costs more than a
 // refused one. Default: false, the scope fails open.
+// Plans are named sets of rates for signed-in users, chosen per request
+// (see [Guard.ForPlan]): a plan's rates replace User for the callers on
+// it, counted on the same count, so that a caller changing plan keeps what
+// it used. Each plan's rates have the periods of User (in any order;
+// [New] puts them in User's order). A plan name is made of lower-case
+// letters, digits, '_' and '-'. [Config.Rates] sets a plan with the key
+// SCOPE.user@PLAN. Default: none.
 type Scope struct {
 	Name   string
 	Anon   []Rate
@@ -57,6 +64,7 @@ type Scope struct {
 	Shadow bool
 
 	FailClosed bool
+	Plans      map[string][]Rate
 }
 
 // DefaultScopes returns the scopes a [Config] with no Scopes uses: "api",
@@ -108,6 +116,9 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 	}
 	slices.Sort(keys)
 	for _, key := range keys {
+		if strings.Contains(key, "@") {
+			continue // plans, once the base rates are known: resolvePlans
+		}
 		name, kind, ok := splitRateKey(key)
 		s := out[name]
 		if !ok || s == nil {
@@ -134,6 +145,7 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 			errs = append(errs, rateErr("%s.user: %w", name, err))
 		}
 	}
+	errs = append(errs, resolvePlans(out, keys, rates)...)
 	return out, errors.Join(errs...)
 }
 
@@ -148,6 +160,13 @@ func rateErr(format string, args ...any) error {
 // clone returns a copy of s that shares no memory with it.
 func (s Scope) clone() Scope {
 	s.Anon, s.User = slices.Clone(s.Anon), slices.Clone(s.User)
+	if s.Plans != nil {
+		plans := make(map[string][]Rate, len(s.Plans))
+		for name, rates := range s.Plans {
+			plans[name] = slices.Clone(rates)
+		}
+		s.Plans = plans
+	}
 	return s
 }
 

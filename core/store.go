@@ -42,6 +42,13 @@ type Store interface {
 // limits may still reach the Store returned, which must then decide it as
 // the ScopedStore would. The interface is optional; memstore has it, and
 // package storetest runs the conformance suite through ForScope too.
+//
+// For the signed-in callers of a scope with plans ([Scope.Plans]), [New]
+// asks for one Store with limits over the scope's periods, each the
+// largest of the scope's user rates and of its plans' over that period, and
+// sends it the requests of every plan, each with its own limits (never
+// above those): it must decide them all on the caller's one count, so that
+// a caller changing plan keeps what it used.
 type ScopedStore interface {
 	Store
 	ForScope(scope string, kind Kind, limits []Rate) Store

@@ -90,14 +90,19 @@ func (p *ProxyCount) UnmarshalJSON(b []byte) error {
 //
 //	api.anon=60/min,1000/day autocomplete.project.user=10/min,1000/day
 //
+// A part SCOPE.user@PLAN=RATE[,RATE...] gives signed-in callers on a plan
+// their rates ([Scope.Plans]), over the periods of SCOPE.user:
+//
+//	api.user=600/min,20000/day api.user@gold=6000/min,200000/day
+//
 // Use it as a flag (flag.Var), or decode it from an environment variable,
 // YAML or JSON (a string in that form, or an object of keys and rates),
 // then convert it: Config{Rates: table}. Each part is checked for the form
 // and its rates; [New] checks that the scope is known.
 type RateTable map[string]string
 
-// ParseRateTable reads s, space-separated SCOPE.KIND=RATE[,RATE...] parts,
-// into a RateTable. Every bad part is reported, joined, each error quoting
+// ParseRateTable reads s, space-separated SCOPE.KIND=RATE[,RATE...] and
+// SCOPE.user@PLAN=RATE[,RATE...] parts, into a RateTable. Every bad part is reported, joined, each error quoting
 // the part and saying what is wrong with it.
 func ParseRateTable(s string) (RateTable, error) {
 	t := RateTable{}
@@ -119,8 +124,12 @@ func (t RateTable) add(s string) error {
 
 // set checks key and val, written part in the text, and adds them to t.
 func (t RateTable) set(part, key, val string) error {
-	if _, _, known := splitRateKey(key); !known {
-		return fmt.Errorf("%q: key %q is not SCOPE.anon or SCOPE.user; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part, key)
+	if strings.Contains(key, planSep) {
+		if _, _, err := checkPlanKey(key); err != nil {
+			return fmt.Errorf("%q: %w", part, err)
+		}
+	} else if _, _, known := splitRateKey(key); !known {
+		return fmt.Errorf("%q: key %q is not SCOPE.anon or SCOPE.user (nor SCOPE.user@PLAN); want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part, key)
 	}
 	if val == "" {
 		return fmt.Errorf("%q: no rate; want SCOPE.KIND=RATE[,RATE...], e.g. api.anon=60/min,1000/day", part)

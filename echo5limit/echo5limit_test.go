@@ -30,6 +30,9 @@ func TestSuite(t *testing.T) {
 		if o.Key {
 			cfg.Key = func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.KeyHeader) }
 		}
+		if o.Plan {
+			cfg.Plan = func(c *echo.Context) string { return c.Request().Header.Get(adaptertest.PlanHeader) }
+		}
 		if o.Skip != nil {
 			cfg.Skipper = func(c *echo.Context) bool { return o.Skip(c.Request()) }
 		}

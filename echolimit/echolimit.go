@@ -96,6 +96,17 @@ type Config struct {
 	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
 	// fails. Default: nil, every request counts.
 	GiveBack func(c echo.Context) bool
+	// Plan returns the plan of the signed-in caller making the request
+	// (its account's tier, as an earlier middleware left it in the
+	// context), or "" for the scope's own user rates: the caller gets the
+	// plan's rates ([core.Scope.Plans], rate keys SCOPE.user@PLAN such as
+	// api.user@gold), counted on its one count whatever the plan, and
+	// RateLimit-Policy shows them. It is called only for signed-in
+	// callers and callers counted by Key. A plan the scope does not have
+	// gets the scope's user rates and a warning in the log
+	// ([core.Guard.ForPlan]). Default: nil, every signed-in caller has the
+	// scope's user rates.
+	Plan func(c echo.Context) string
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -229,7 +240,7 @@ func (m *limiter) decide(c echo.Context, d *core.Decision) (bool, error) {
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
 		m.guard.ExemptInto(r.Context(), d, caller, c.Path())
 	} else {
-		m.guard.DecideInto(r.Context(), d, caller, c.Path(), c.Response().Header())
+		m.guardFor(c, caller).DecideInto(r.Context(), d, caller, c.Path(), c.Response().Header())
 	}
 	if !d.Allowed || cfg.KeepDecision {
 		kept := *d
@@ -244,6 +255,15 @@ func (m *limiter) decide(c echo.Context, d *core.Decision) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// guardFor returns the Guard of the caller's plan (Config.Plan), or the
+// middleware's own.
+func (m *limiter) guardFor(c echo.Context, caller core.Caller) *core.Guard {
+	if m.cfg.Plan == nil || caller.Kind() != core.User {
+		return m.guard
+	}
+	return m.guard.ForPlan(m.cfg.Plan(c))
 }
 
 // keep stores d in c for [Decision] if the configuration says so.

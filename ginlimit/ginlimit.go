@@ -92,6 +92,17 @@ type Config struct {
 	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
 	// fails. Default: nil, every request counts.
 	GiveBack func(c *gin.Context) bool
+	// Plan returns the plan of the signed-in caller making the request
+	// (its account's tier, as an earlier middleware left it in the
+	// context), or "" for the scope's own user rates: the caller gets the
+	// plan's rates ([core.Scope.Plans], rate keys SCOPE.user@PLAN such as
+	// api.user@gold), counted on its one count whatever the plan, and
+	// RateLimit-Policy shows them. It is called only for signed-in
+	// callers and callers counted by Key. A plan the scope does not have
+	// gets the scope's user rates and a warning in the log
+	// ([core.Guard.ForPlan]). Default: nil, every signed-in caller has the
+	// scope's user rates.
+	Plan func(c *gin.Context) string
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -203,7 +214,7 @@ func (m *middleware) handle(c *gin.Context) {
 	if cfg.Exempt != nil && cfg.Exempt(c, caller) {
 		m.guard.ExemptInto(c.Request.Context(), &d, caller, c.FullPath())
 	} else {
-		m.guard.DecideInto(c.Request.Context(), &d, caller, c.FullPath(), c.Writer.Header())
+		m.guardFor(c, caller).DecideInto(c.Request.Context(), &d, caller, c.FullPath(), c.Writer.Header())
 	}
 	if !d.Allowed || cfg.KeepDecision {
 		kept := d
@@ -220,6 +231,15 @@ func (m *middleware) handle(c *gin.Context) {
 	if cfg.GiveBack != nil && d.Outcome == core.OutcomeAllowed {
 		m.serveGivingBack(c, &d)
 	}
+}
+
+// guardFor returns the Guard of the caller's plan (Config.Plan), or the
+// middleware's own.
+func (m *middleware) guardFor(c *gin.Context, caller core.Caller) *core.Guard {
+	if m.cfg.Plan == nil || caller.Kind() != core.User {
+		return m.guard
+	}
+	return m.guard.ForPlan(m.cfg.Plan(c))
 }
 
 // keep stores d in c for [Decision] if the configuration says so.

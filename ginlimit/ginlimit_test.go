@@ -31,6 +31,9 @@ func TestSuite(t *testing.T) {
 		if o.Key {
 			cfg.Key = func(c *gin.Context) string { return c.GetHeader(adaptertest.KeyHeader) }
 		}
+		if o.Plan {
+			cfg.Plan = func(c *gin.Context) string { return c.GetHeader(adaptertest.PlanHeader) }
+		}
 		if o.Skip != nil {
 			cfg.Skipper = func(c *gin.Context) bool { return o.Skip(c.Request) }
 		}

@@ -103,6 +103,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%-28s %-24s %s\n", "scope", "anon", "user")
 	for _, sc := range scopes {
 		fmt.Fprintf(stdout, "%-28s %-24s %s\n", sc.Scope, sc.Anon, sc.User)
+		for _, p := range sc.Plans {
+			fmt.Fprintf(stdout, "%-28s %-24s %s\n", sc.Scope+".user@"+p.Plan, "-", p.User)
+		}
 	}
 	if warned && *strict {
 		return 2

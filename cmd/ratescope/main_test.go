@@ -148,6 +148,15 @@ func TestCheck(t *testing.T) {
 
 	code, _, _ = runCmd(t, "", "check", "-num-proxies", "unset", "-strict")
 	assert.Equal(t, 2, code)
+
+	// Plans: listed under their scope, their periods checked.
+	code, out, _ = runCmd(t, "", "check", "-rates", "api.user@gold=100000/day,6000/min api.user@silver=1000/min,50000/day")
+	assert.Equal(t, 0, code, out)
+	assert.Regexp(t, `\napi +60/min,1000/day +600/min,20000/day\napi\.user@gold +- +6000/min,100000/day\napi\.user@silver +- +1000/min,50000/day\n`, out)
+	code, out, _ = runCmd(t, "", "check", "-rates", "api.user@gold=6000/min")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "ratescope.E001")
+	assert.Contains(t, out, "api.user@gold: its periods (min) are not those of api.user (min,day)")
 }
 
 // TestProgress: nothing in the first second; then a bar redrawn on a

@@ -353,8 +353,10 @@ func keyOf(scope string, kind core.Kind, limits []core.Rate) (tableKey, bool) {
 }
 
 // matches reports whether the counts of scope and kind with those limits
-// are kept in the table of k: keyOf would return k. It reads what keyOf
-// reads without building a key, as the table's Store checks every request.
+// are kept in the table of k: keyOf would return k, or k is the wide table
+// of the narrow key keyOf would return (see Store.table). It reads what
+// keyOf reads without building a key, as the table's Store checks every
+// request.
 func (k *tableKey) matches(scope string, kind core.Kind, limits []core.Rate) bool {
 	if kind != k.kind || len(limits) == 0 || len(limits) > core.MaxLimits || scope != k.scope {
 		return false
@@ -366,15 +368,35 @@ func (k *tableKey) matches(scope string, kind core.Kind, limits []core.Rate) boo
 		}
 		wide = wide || !window.Narrow(r.Limit)
 	}
-	return wide == k.wide && (len(limits) == core.MaxLimits || k.periods[len(limits)] == 0)
+	return (k.wide || !wide) && (len(limits) == core.MaxLimits || k.periods[len(limits)] == 0)
 }
 
 // table returns the table of key, made for n limits if there is none yet.
+//
+// The counts of a narrow key with no table of its own are kept in the wide
+// table of the same scope, kind and periods when there is one: a scope with
+// plans (core.Scope.Plans) whose limits are wide for some plans and narrow
+// for others keeps every caller's count in one table, whatever its plan.
+// The Limiter asks for that table (ForScope, with the widest limits) when
+// it is built, before any request, and its Store decides the narrow
+// requests too (tableKey.matches). A table that exists keeps its counts:
+// none moves to a wide table made later.
 func (s *Store) table(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
 		return v.(*keyedTable)
 	}
+	if !key.wide {
+		if v, ok := s.tables.Load(key.widened()); ok {
+			return v.(*keyedTable)
+		}
+	}
 	return s.newTable(key, n)
+}
+
+// widened returns k with wide counters.
+func (k tableKey) widened() tableKey {
+	k.wide = true
+	return k
 }
 
 // maxNanos is the latest time the store counts at: far beyond any real

@@ -79,6 +79,10 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	if _, ok := probe.(core.GiveBackStore); ok {
 		t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, newStore) })
 	}
+	t.Run("PlansShareOneCount", func(t *testing.T) {
+		t.Parallel()
+		testPlans(t, newStore(t))
+	})
 }
 
 // scoped sends every request to the Store that its ScopedStore gives for

@@ -6,6 +6,7 @@
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
 //		[-warn N] [-drop N] [-admin-token TOKEN]
 //		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]]
+//		[-plan-users PLAN=NAME[,NAME...][;PLAN=...]]
 //
 // Routes:
 //
@@ -64,7 +65,12 @@
 // and counted by address. -rates replaces starting rates, as in
 // -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
 // a scope it does not name keeps its starting values. -admins names users
-// exempt from all limits, /ws and /rpc included. Counts are kept in memory unless -redis (by
+// exempt from all limits, /ws and /rpc included. -plan-users gives the
+// users it names their plan's rates in scope "api", set in -rates as
+// api.user@PLAN (-plan-users "gold=alice,bob" -rates
+// "api.user@gold=10/min,1000/day"), and RateLimit-Policy shows them; a
+// plan without rates, or rates of a plan without users, is a usage error
+// (status 2). Counts are kept in memory unless -redis (by
 // default $REDIS_URL) names a Redis server. -shadow serves every request
 // but counts and reports it as if the limits were enforced (the RateLimit
 // header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads

@@ -144,6 +144,10 @@ type Options struct {
 	// the builder sets it, so that the route's handler finds the decision.
 	DropDecision bool
 
+	// Plan, when true, makes Config.Plan return the [PlanHeader] request
+	// header.
+	Plan bool
+
 	// Handler is the route's handler: the builder's handler reads the
 	// decision with the adapter's Decision function and calls Handler with
 	// its response writer and both results. Handler writes the response.
@@ -237,6 +241,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"ExemptNetworksAndUsersWithoutAdapterCode", testExemptNetworks},
 		{"FailClosedAnswers503WithRetryAfter", testFailClosed},
 		{"DenyProblemDetails", testDenyProblem},
+		{"PlansChosenPerRequestOneCount", testPlans},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

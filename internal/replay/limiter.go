@@ -349,7 +349,11 @@ func Check(s Settings) ([]Message, []ScopeLimits, error) {
 	add(checks.Run(context.Background(), lim))
 	var scopes []ScopeLimits
 	for _, sc := range lim.Config().Scopes {
-		scopes = append(scopes, ScopeLimits{Scope: sc.Name, Anon: rateText(sc.Anon), User: rateText(sc.User)})
+		l := ScopeLimits{Scope: sc.Name, Anon: rateText(sc.Anon), User: rateText(sc.User)}
+		for _, plan := range lim.Plans(sc.Name) {
+			l.Plans = append(l.Plans, PlanLimits{Plan: plan, User: rateText(sc.Plans[plan])})
+		}
+		scopes = append(scopes, l)
 	}
 	return out, scopes, nil
 }
@@ -359,6 +363,14 @@ type ScopeLimits struct {
 	Scope string
 	Anon  string
 	User  string
+	// Plans are the scope's plans, sorted by name.
+	Plans []PlanLimits
+}
+
+// PlanLimits are the rates of one plan of signed-in callers.
+type PlanLimits struct {
+	Plan string
+	User string
 }
 
 // rateText returns rates as core.ParseRates reads them: "60/min,1000/day".

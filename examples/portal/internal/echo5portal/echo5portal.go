@@ -26,6 +26,8 @@ func New(a *portal.App) (http.Handler, error) {
 	// at its route's cost.
 	groupCfg := cfg
 	groupCfg.RouteCosts = a.APICosts()
+	// The users of -plan-users get their plan's rates in scope "api".
+	groupCfg.Plan = func(c *echo.Context) string { return a.Plan(user(c)) }
 	limitAPI, err := echo5limit.New(groupCfg)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,8 @@ func New(a *portal.App) (http.Handler, error) {
 	// at its route's cost.
 	groupCfg := cfg
 	groupCfg.RouteCosts = a.APICosts()
+	// The users of -plan-users get their plan's rates in scope "api".
+	groupCfg.Plan = func(c *gin.Context) string { return a.Plan(c.GetString(portal.UserKey)) }
 	limitAPI, err := ginlimit.New(groupCfg)
 	if err != nil {
 		return nil, err

@@ -111,6 +111,11 @@ type Options struct {
 	// requests with 503 and Retry-After while the store fails; the others
 	// fail open. A name that is no scope is a usage error. Default: none.
 	FailClosed []string
+	// PlanUsers are the users of each plan (-plan-users): they get the
+	// plan's rates in scope "api", given in Rates as api.user@PLAN. A
+	// plan without rates, or rates of a plan without users, is a usage
+	// error. Default: none, every user has api.user.
+	PlanUsers PlanUsers
 }
 
 // ParseFlags reads the command line args (without the program name). It
@@ -137,6 +142,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
 	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
+	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
@@ -161,6 +167,9 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 		if name = strings.TrimSpace(name); name != "" {
 			o.FailClosed = append(o.FailClosed, name)
 		}
+	}
+	if err := checkPlans(o.PlanUsers, o.Rates); err != nil {
+		return o, &UsageError{Err: err}
 	}
 	return o, nil
 }
@@ -193,6 +202,7 @@ type App struct {
 	TrustedProxies core.Networks
 
 	admins   map[string]bool
+	plans    map[string]string // user -> plan (plans.go)
 	searches searchCounts
 	ledger   ledger
 	close    func() error
@@ -214,6 +224,12 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	}
 	for _, name := range o.Admins {
 		a.admins[name] = true
+	}
+	a.plans = map[string]string{}
+	for plan, users := range o.PlanUsers {
+		for _, name := range users {
+			a.plans[name] = plan
+		}
 	}
 	var store core.Store
 	if o.RedisURL == "" {

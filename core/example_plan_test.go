@@ -1,0 +1,46 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+)
+
+// A caller moving to a plan keeps its count: alice used api.user's 3 a
+// minute and was refused, then moved to gold's 10 a minute: her request
+// is allowed, and leaves her 6 of them.
+func ExampleGuard_ForPlan() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	rates, err := core.ParseRateTable("api.user=3/min,1000/day api.user@gold=10/min,100000/day")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lim, err := core.New(core.Config{Store: store, Rates: rates, NumProxies: core.Proxies(0)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	guard, err := lim.Guard("api", 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	alice := core.Caller{User: "alice"}
+	for _, plan := range []string{"", "", "", "", "gold"} {
+		var d core.Decision
+		h := http.Header{}
+		guard.ForPlan(plan).DecideInto(context.Background(), &d, alice, "", h)
+		fmt.Printf("%q allowed=%t %s\n", d.Plan(), d.Allowed, h.Get(core.HeaderRateLimit))
+	}
+	// Output:
+	// "" allowed=true "api.user.min";r=2;t=60, "api.user.day";r=999;t=86400
+	// "" allowed=true "api.user.min";r=1;t=60, "api.user.day";r=998;t=86400
+	// "" allowed=true "api.user.min";r=0;t=60, "api.user.day";r=997;t=86400
+	// "" allowed=false "api.user.min";r=0;t=60, "api.user.day";r=997;t=86400
+	// "gold" allowed=true "api.user.min";r=6;t=60, "api.user.day";r=99996;t=86400
+}
