@@ -50,6 +50,7 @@ func (k Kind) String() string {
 // (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
 // sign-in form or a payment, where an unlimited request costs more than a
 // refused one. Default: false, the scope fails open.
+//
 // Plans are named sets of rates for signed-in users, chosen per request
 // (see [Guard.ForPlan]): a plan's rates replace User for the callers on
 // it, counted on the same count, so that a caller changing plan keeps what
