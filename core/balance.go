@@ -261,12 +261,19 @@ type BalanceDecision struct {
 	// Outcome is what became of the request: [OutcomeAllowed],
 	// [OutcomeDenied] (dropped), [OutcomeFailedOpen] or [OutcomeExempt].
 	Outcome Outcome
+
+	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
+	// BalanceDecision made by hand.
+	headers HeaderMode
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
 // the caller is at or above the warning threshold, and nothing otherwise.
+// The warning is on a served request only, so that with the limiter's
+// Config.Headers at [HeadersRefused] or [HeadersNone] it writes nothing
+// (the reply's "warning":"load", [WarnJSON], stays).
 func (d *BalanceDecision) SetHeaders(h http.Header) {
-	if d.Load {
+	if d.Load && d.headers.onServed() {
 		h[HeaderWarning] = []string{LoadWarning}
 	}
 }
@@ -341,7 +348,7 @@ func (b *BalanceGuard) Scope() BalanceScope { return *b.scope }
 func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *BalanceDecision {
 	l, s := b.lim, b.scope
 	cost = max(cost, 0)
-	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
+	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost, headers: l.config.Headers}
 	start := l.start()
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})

@@ -11,7 +11,7 @@ const (
 	// IDNoStore: Config.Store is nil.
 	IDNoStore = "ratescope.E002"
 	// IDOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
-	// ErrorLogInterval).
+	// ErrorLogInterval, Headers).
 	IDOutOfRange = "ratescope.E003"
 	// IDInvalidScope: a scope name that is invalid or given twice, or a
 	// name in ShadowScopes that is no known scope.
