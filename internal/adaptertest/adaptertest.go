@@ -33,7 +33,9 @@
 // KeepDecision); and, for
 // running in production, the observation hook with every outcome, shadow
 // mode, per-route costs in one group decision, callers counted by key,
-// the Skipper, and trusted proxies against direct forged requests.
+// the Skipper, and trusted proxies against direct forged requests; and
+// the header policy (core.Config.Headers: the fields on every response, on
+// refusals only, or none, with Retry-After on a 429 always).
 // [RunBalance] is the suite of the balance middleware (NewBalance). What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
@@ -218,6 +220,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"DecisionNotKeptWithoutKeepDecision", testDecisionNotKept},
 		{"TrustedProxiesDirectForgeryIsOneCaller", testTrustedDirect},
 		{"TrustedProxiesWalk", testTrustedWalk},
+		{"HeaderModes", testHeaderModes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
