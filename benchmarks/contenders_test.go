@@ -102,8 +102,7 @@ var contenders = slices.Concat([]contender{
 		pass := func(next http.Handler) http.Handler { return next }
 		return []stdMiddleware{pass, pass}
 	}),
-	ratescopeContender,
-}, peers("", bothPeriods), peers("-1w", onePeriod))
+}, ratescopeContenders, peers("", bothPeriods), peers("-1w", onePeriod))
 
 // peers returns the peer contenders enforcing n per period for each of
 // periods, the name of each followed by suffix.

@@ -27,3 +27,16 @@ func CallerAddr(i int) netip.Addr {
 func RemoteAddr(i int) string {
 	return CallerAddr(i).String() + ":" + strconv.Itoa(40000+i%20000)
 }
+
+// HeaderWriters are the peers that write rate-limit headers of their own
+// on every response they serve (X-RateLimit-* or X-Rate-Limit-*), which
+// benchtable compares with ratescope writing its fields on every response
+// (core.HeadersAll, the row "ratescope"); TestHeaderWriters checks it.
+var HeaderWriters = []string{"ulule", "throttled", "sethvargo", "httprate", "tollbooth"}
+
+// Headerless are the peers that write no rate-limit header on a served
+// response (the x/time/rate map, Echo's RateLimiter), which benchtable
+// compares with ratescope writing its fields on refusals only
+// (core.HeadersRefused, the row "ratescope-refused"); TestHeaderWriters
+// checks it.
+var Headerless = []string{"xrate", "echo"}

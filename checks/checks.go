@@ -22,7 +22,7 @@
 //     scope and kind.
 //   - ratescope.E002: no store.
 //   - ratescope.E003: a setting out of range (IPv6Bits, LoadRatio,
-//     ErrorLogInterval).
+//     ErrorLogInterval, Headers).
 //   - ratescope.E004: an invalid or duplicate scope name, or an unknown
 //     scope in ShadowScopes.
 //   - ratescope.E005: an invalid network in TrustedProxies.

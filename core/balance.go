@@ -272,14 +272,21 @@ type BalanceDecision struct {
 	// error says it will fail ([RetryAfterError]), or
 	// [DefaultStoreRetryAfter]; 0 otherwise.
 	RetryAfter time.Duration
+
+	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
+	// BalanceDecision made by hand.
+	headers HeaderMode
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
 // the caller is at or above the warning threshold, Retry-After (whole
 // seconds, rounded up) when the scope failed closed, and nothing
-// otherwise.
+// otherwise. The warning is on a served request only, so that with the
+// limiter's Config.Headers at [HeadersRefused] or [HeadersNone] it writes
+// nothing (the reply's "warning":"load", [WarnJSON], stays); Retry-After is
+// written whatever it says.
 func (d *BalanceDecision) SetHeaders(h http.Header) {
-	if d.Load {
+	if d.Load && d.headers.onServed() {
 		h[HeaderWarning] = []string{LoadWarning}
 	}
 	if d.Outcome == OutcomeFailedClosed {
@@ -364,7 +371,7 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 		return b.Exempt(ctx, caller)
 	}
 	cost = max(cost, 0)
-	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost}
+	d := &BalanceDecision{Scope: s.Name, Caller: caller, Cost: cost, headers: l.config.Headers}
 	start := l.start()
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})

@@ -139,6 +139,14 @@ type Config struct {
 	// that is no known scope is an error (E004). Default: none, every
 	// scope fails open.
 	FailClosedScopes []string
+
+	// Headers says which responses carry the rate-limit fields:
+	// [HeadersAll] (every response), [HeadersRefused] (refusals only) or
+	// [HeadersNone]; a 429 carries Retry-After whatever it says. It holds
+	// for window and balance limits alike. A value that is no policy is an
+	// error of [New] (E003). Its text form is "all", "refused" or "none"
+	// ([HeaderMode]). Default: HeadersAll.
+	Headers HeaderMode
 }
 
 // Validate reports every problem with c, joined: a missing store, an invalid
@@ -165,6 +173,7 @@ func (c Config) resolve() (map[string]*Scope, error) {
 	if c.ErrorLogInterval < 0 {
 		bad = append(bad, fmt.Errorf("ErrorLogInterval %s: must not be negative", c.ErrorLogInterval))
 	}
+	bad = append(bad, c.Headers.validate())
 	errs = append(errs, withID(IDOutOfRange, errors.Join(bad...))...)
 	errs = append(errs, withID(IDInvalidProxies, c.TrustedProxies.validate())...)
 	scopes := c.Scopes

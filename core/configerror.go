@@ -13,7 +13,7 @@ const (
 	// IDNoStore: Config.Store is nil.
 	IDNoStore = "ratescope.E002"
 	// IDOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
-	// ErrorLogInterval), or an empty id in ExemptUsers.
+	// ErrorLogInterval, Headers), or an empty id in ExemptUsers.
 	IDOutOfRange = "ratescope.E003"
 	// IDInvalidScope: a scope name that is invalid or given twice, or a
 	// name in ShadowScopes or FailClosedScopes that is no known scope.

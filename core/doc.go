@@ -137,6 +137,12 @@
 // used most of a limit, before it is cut off; SetHeaders then writes
 // "Ratescope-Warning: load" ([HeaderWarning]).
 //
+// [Config.Headers] ([HeaderMode]) says which responses carry these fields:
+// every response ([HeadersAll], the default), refusals only
+// ([HeadersRefused]) or none ([HeadersNone]); a refusal carries
+// Retry-After whatever it says. A served request under the last two costs
+// no allocation and no formatting.
+//
 // # Running in production
 //
 // [Config.Observe] sees every decision with its [Outcome] (allowed,

@@ -55,6 +55,11 @@ const (
 // "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
 // checked ([Decision.Checked]) writes nothing, but Retry-After when it
 // failed closed ([OutcomeFailedClosed]).
+//
+// The limiter's Config.Headers ([HeaderMode]) says which decisions write
+// the fields: with [HeadersRefused] a served request (shadow mode's too)
+// writes nothing and a refused one writes them all; with [HeadersNone] a
+// refused request writes Retry-After alone and a served one nothing.
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		if d.Outcome == OutcomeFailedClosed {
@@ -63,6 +68,15 @@ func (d *Decision) SetHeaders(h http.Header) {
 		return
 	}
 	k := d.limits
+	if k.headers != HeadersAll {
+		switch {
+		case d.Allowed:
+			return
+		case k.headers == HeadersNone:
+			h[HeaderRetryAfter] = []string{strconv.FormatInt(d.RetryAfterSeconds(), 10)}
+			return
+		}
+	}
 	// The values of the fields share one allocation. Each field gets a
 	// slice of it with no room to grow, so that adding a value to one
 	// field copies it rather than writing over the next field's.

@@ -68,6 +68,7 @@ type kindLimits struct {
 	warnAt  [MaxLimits]int64
 	policy  string // the RateLimit-Policy field value
 	legacy  bool
+	headers HeaderMode // Config.Headers
 	names   [MaxLimits]string
 	// parts[i] starts limit i's entry in the RateLimit value: a ", "
 	// after the first, its name and ";r=".
@@ -123,6 +124,7 @@ func New(cfg Config) (*Limiter, error) {
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].store = cfg.Store
+			sl.kinds[k].headers = cfg.Headers
 			if ss, ok := cfg.Store.(ScopedStore); ok {
 				if Kind(k) == User {
 					rates = storeRates(s) // every plan's, when it has plans

@@ -177,6 +177,7 @@ func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) {
 		ps.kinds[Anonymous] = sl.kinds[Anonymous]
 		ps.kinds[User] = newKindLimits(sl.name, User, rates, cfg.LoadRatio, cfg.LegacyHeaders)
 		ps.kinds[User].store = sl.kinds[User].store
+		ps.kinds[User].headers = sl.kinds[User].headers
 		ps.kinds[User].plan = name
 		sl.plans[name] = ps
 	}

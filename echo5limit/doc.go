@@ -14,7 +14,8 @@
 // the limiter to count the request in [Config.Scope], and writes what the
 // limiter says:
 //
-//   - allowed: the RateLimit-Policy and RateLimit headers, then the next
+//   - allowed: the RateLimit-Policy and RateLimit headers (none when the
+//     limiter's core.Config.Headers says refusals only or none), then the next
 //     handler runs and may read the decision with [Decision];
 //   - over a limit: the same headers and Retry-After, and the middleware
 //     returns the error of [Config.DenyHandler]. The default, [DenyJSON],

@@ -190,7 +190,9 @@ const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
 // invalid, so that no request fails later.
 //
 // For every counted request it sets the RateLimit-Policy and RateLimit
-// headers, and Retry-After when it denies; with Config.KeepDecision the
+// headers, and Retry-After when it denies (the limiter's Config.Headers,
+// [core.HeaderMode], may keep the fields to refusals or leave only
+// Retry-After); with Config.KeepDecision the
 // handlers after it read the decision with [Decision]. The caller's address comes from
 // [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
 // limiter's NumProxies says, never from Echo's RealIP.

@@ -11,7 +11,8 @@
 // limiter to count the request in [Config.Scope], and writes what the
 // limiter says:
 //
-//   - allowed: the RateLimit-Policy and RateLimit headers, then the next
+//   - allowed: the RateLimit-Policy and RateLimit headers (none when the
+//     limiter's core.Config.Headers says refusals only or none), then the next
 //     handler runs and may read the decision with [Decision];
 //   - over a limit: the same headers, Retry-After, and a 429 Too Many
 //     Requests answer with the JSON body {"detail": "...", "retry_after": N}

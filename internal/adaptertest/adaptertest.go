@@ -38,6 +38,9 @@
 // count (Config.GiveBack), strict under concurrency; the allowlists of the core (exempt networks and users, with no adapter code),
 // failing closed (503 with Retry-After, to the default and a custom deny
 // handler) and the adapter's DenyProblem ([Options.Problem]).
+// the Skipper, and trusted proxies against direct forged requests; and
+// the header policy (core.Config.Headers: the fields on every response, on
+// refusals only, or none, with Retry-After on a 429 always).
 // [RunBalance] is the suite of the balance middleware (NewBalance). What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
@@ -242,6 +245,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"FailClosedAnswers503WithRetryAfter", testFailClosed},
 		{"DenyProblemDetails", testDenyProblem},
 		{"PlansChosenPerRequestOneCount", testPlans},
+		{"HeaderModes", testHeaderModes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -50,7 +50,8 @@ type BalanceOptions struct {
 // RunBalance runs the suite of the balance middleware: warned with the
 // header, then dropped with 503 "Server is overloaded" before the handler,
 // the drop logged once per drop; the default cost; exemption; callers by
-// key; skipped requests; failing open.
+// key; skipped requests; failing open; the warning field under each
+// header policy (core.Config.Headers).
 func RunBalance(t *testing.T, build func(t *testing.T, o BalanceOptions) http.Handler) {
 	for _, tc := range []struct {
 		name string
@@ -63,6 +64,7 @@ func RunBalance(t *testing.T, build func(t *testing.T, o BalanceOptions) http.Ha
 		{"StoreFailureFailsOpen", testBalanceFailOpen},
 		{"ExemptNetworksNeverCharged", testBalanceExemptNetworks},
 		{"FailClosedAnswers503WithRetryAfter", testBalanceFailClosed},
+		{"HeaderModes", testBalanceHeaderModes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ratescope/ratescope/benchmarks"
 )
 
 // procs matches the GOMAXPROCS suffix of a benchmark name.
@@ -197,6 +199,7 @@ func main() {
 	r.table(w, "BenchmarkRedis", "decisions/s", "redis-µs/op", "roundtrips/op", "ns/op", "allocs/op", "B/op")
 	r.table(w, "BenchmarkFlood", "denied/s", "redis-µs/denied", "cmds/denied", "roundtrips/denied", "%allowed", "allocs/op")
 	r.targets(w)
+	r.likeForLike(w)
 	r.redisTargets(w)
 }
 
@@ -363,4 +366,114 @@ func (r *results) targets(w io.Writer) {
 	for _, x := range rows {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", x.target, x.measured, x.verdict)
 	}
+}
+
+// likeForLike writes issue 22's tables: ratescope with its fields on every
+// response against the peers that write headers on every response
+// (benchmarks.HeaderWriters), and ratescope with its fields on refusals
+// only against the peers that write none (benchmarks.Headerless), each
+// overhead the median of the per-pass differences from the baseline;
+// then the targets, each against the fastest peer of its class doing one
+// window (the "-1w" rows) and doing both (stacked).
+func (r *results) likeForLike(w io.Writer) {
+	type column struct{ bench, callers, title string }
+	var cols []column
+	for _, bench := range []string{"BenchmarkGin", "BenchmarkEcho"} {
+		for _, c := range []string{"1", "10k"} {
+			if _, ok := r.overhead(bench, "ratescope", "baseline", c, "ns/op"); ok {
+				cols = append(cols, column{bench, c, strings.TrimPrefix(bench, "Benchmark") + ", callers=" + c})
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	cell := func(col column, limiter string) string {
+		o, ok := r.overhead(col.bench, limiter, "baseline", col.callers, "ns/op")
+		if !ok {
+			return "–"
+		}
+		return signed(o)
+	}
+	table := func(title string, rows []string) {
+		fmt.Fprintf(w, "\n%s (overhead ns over the baseline, median of the per-pass differences of %d passes)\n\n| limiter |", title, r.runs(cols[0].bench+"/limiter=baseline/callers="+cols[0].callers))
+		for _, c := range cols {
+			fmt.Fprintf(w, " %s |", c.title)
+		}
+		fmt.Fprint(w, "\n|---|"+strings.Repeat("---:|", len(cols))+"\n")
+		for _, row := range rows {
+			fmt.Fprintf(w, "| %s |", row)
+			for _, c := range cols {
+				fmt.Fprintf(w, " %s |", cell(c, row))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	with := func(names []string, suffix string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = n + suffix
+		}
+		return out
+	}
+	table("Like for like, headers on every response: ratescope (core.HeadersAll) and the peers that write headers",
+		slices.Concat([]string{"ratescope"}, benchmarks.HeaderWriters, with(benchmarks.HeaderWriters, "-1w")))
+	table("Like for like, no headers on a served response: ratescope on refusals only (core.HeadersRefused) and with none (core.HeadersNone), and the peers that write none",
+		slices.Concat([]string{"ratescope-refused", "ratescope-none"}, benchmarks.Headerless, with(benchmarks.Headerless, "-1w")))
+
+	type row struct{ target, measured, verdict string }
+	var rows []row
+	// against compares ours with the fastest of peers in col, at most
+	// most times its overhead.
+	against := func(col column, ours string, peers []string, most float64, target string) {
+		o, ok := r.overhead(col.bench, ours, "baseline", col.callers, "ns/op")
+		if !ok {
+			return
+		}
+		fastest, best := "", math.Inf(1)
+		for _, p := range peers {
+			if v, ok := r.overhead(col.bench, p, "baseline", col.callers, "ns/op"); ok && v < best {
+				fastest, best = p, v
+			}
+		}
+		if fastest == "" || best <= 0 {
+			return
+		}
+		rows = append(rows, row{target, fmt.Sprintf("%.2f× (%s %s ns, %s %s ns)", o/best, ours, signed(o), fastest, signed(best)), verdict(o/best <= most)})
+	}
+	for _, col := range cols {
+		fw := strings.TrimPrefix(col.bench, "Benchmark")
+		for _, v := range []struct{ suffix, what string }{{"-1w", "doing one window"}, {"", "doing both (stacked)"}} {
+			against(col, "ratescope", with(benchmarks.HeaderWriters, v.suffix), 0.5,
+				fmt.Sprintf("%s: headers on every response ≤ 0.5× the fastest header-writing peer %s", col.title, v.what))
+		}
+		peer, most := "xrate", 1.5
+		if fw == "Echo" {
+			peer, most = "echo", 0.8
+		}
+		for _, v := range []struct{ suffix, what string }{{"-1w", "doing one window"}, {"", "doing both (stacked)"}} {
+			against(col, "ratescope-refused", []string{peer + v.suffix}, most,
+				fmt.Sprintf("%s: headers on refusals only ≤ %.1f× %s %s", col.title, most, map[string]string{"xrate": "the x/time/rate map", "echo": "Echo's RateLimiter"}[peer], v.what))
+		}
+		for _, lim := range []string{"ratescope", "ratescope-refused", "ratescope-none"} {
+			a, ok1 := r.overhead(col.bench, lim, "nop", col.callers, "allocs/op")
+			b, ok2 := r.overhead(col.bench, lim, "nop", col.callers, "B/op")
+			if ok1 && ok2 {
+				rows = append(rows, row{col.title + ", " + lim + ": ≤ 2 allocations and 200 B beyond the framework's own (the nop middleware)",
+					fmt.Sprintf("%+.0f allocs, %+.0f B", a, b), verdict(a <= 2 && b <= 200)})
+			}
+		}
+	}
+	fmt.Fprint(w, "\nLike for like against the targets (issue 22; overhead = median over the passes of the row minus the baseline of the same pass)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, x := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", x.target, x.measured, x.verdict)
+	}
+}
+
+// signed returns num(v) with its sign, + for 0 and above.
+func signed(v float64) string {
+	if v < 0 {
+		return num(v)
+	}
+	return "+" + num(v)
 }

@@ -116,6 +116,10 @@ type Options struct {
 	// plan without rates, or rates of a plan without users, is a usage
 	// error. Default: none, every user has api.user.
 	PlanUsers PlanUsers
+	// Headers says which responses carry the rate-limit fields
+	// (core.Config.Headers): all (default), refused or none; a 429 keeps
+	// Retry-After.
+	Headers core.HeaderMode
 }
 
 // ParseFlags reads the command line args (without the program name). It
@@ -132,6 +136,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Var(&o.TrustedProxies, "trusted-proxies", "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
 	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
+	fs.Var(&o.Headers, "headers", "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
 	fs.BoolVar(&o.Metrics, "metrics", false, "serve GET /metrics in the Prometheus text format")
 	fs.Int64Var(&o.ExportCost, "export-cost", DefaultExportCost, "cost `N` of GET /api/export in scope api, 1 or more")
 	var admins string
@@ -262,6 +267,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 
 		ExemptNetworks:   o.ExemptNetworks,
 		FailClosedScopes: o.FailClosed,
+		Headers:          o.Headers,
 	}
 	if o.Metrics {
 		var names []string

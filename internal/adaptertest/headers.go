@@ -1,0 +1,107 @@
+package adaptertest
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// rateLimitFields are the fields a header policy ([core.HeaderMode])
+// governs, with LegacyHeaders on: all of them but Retry-After.
+var rateLimitFields = []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderWarning, "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"}
+
+// testHeaderModes sends three served requests (the third with the load
+// warning) and a refused one under each header policy, with the legacy
+// fields on: the served ones carry every field under "all" and none
+// otherwise; the refusal is 429 with Retry-After and its JSON body under
+// every policy, and the other fields unless the policy is "none".
+func testHeaderModes(t *testing.T, build builder) {
+	for _, tc := range []struct {
+		mode           core.HeaderMode
+		served, denied bool // whether served and refused responses carry the fields
+	}{
+		{mode: core.HeadersAll, served: true, denied: true},
+		{mode: core.HeadersRefused, denied: true},
+		{mode: core.HeadersNone},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			t.Parallel()
+			a := newAppWith(t, build, nil, func(c *core.Config) {
+				c.Headers, c.LegacyHeaders = tc.mode, true
+			}, Options{})
+			for i := range 3 {
+				w := a.get("192.0.2.1:1234", nil)
+				require.Equal(t, http.StatusOK, w.Code, "request %d", i+1)
+				assert.Empty(t, w.Header().Values(core.HeaderRetryAfter), "request %d", i+1)
+				for _, f := range rateLimitFields {
+					if f == core.HeaderWarning && i < 2 {
+						continue // below the load ratio
+					}
+					assert.Equal(t, tc.served, len(w.Header().Values(f)) == 1, "request %d, %s: %v", i+1, f, w.Header())
+				}
+				assert.True(t, a.last().Checked, "the decision is the same under every policy")
+			}
+			assert.True(t, a.last().Load)
+
+			w := a.get("192.0.2.1:1234", nil)
+			require.Equal(t, http.StatusTooManyRequests, w.Code)
+			assert.Equal(t, "60", w.Header().Get(core.HeaderRetryAfter), "Retry-After on a refusal whatever the policy")
+			var body core.DenyBody
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+			assert.Equal(t, int64(60), body.RetryAfter)
+			for _, f := range rateLimitFields {
+				assert.Equal(t, tc.denied, len(w.Header().Values(f)) == 1, "refused, %s: %v", f, w.Header())
+			}
+			if tc.denied {
+				assert.Equal(t, anonPolicy, w.Header().Get(core.HeaderPolicy))
+				assert.Contains(t, w.Header().Get(core.HeaderRateLimit), `"api.anon.min";r=0;t=60`)
+			}
+			assert.Equal(t, 3, a.served(), "the refused request never reaches the handler")
+		})
+	}
+}
+
+// testBalanceHeaderModes charges a caller past the warning threshold under
+// each header policy: the warning field is on the served response under
+// "all" only, while the decision's Load is the same.
+func testBalanceHeaderModes(t *testing.T, build balanceBuilder) {
+	for _, tc := range []struct {
+		mode    core.HeaderMode
+		warning bool
+	}{
+		{mode: core.HeadersAll, warning: true},
+		{mode: core.HeadersRefused},
+		{mode: core.HeadersNone},
+	} {
+		t.Run(tc.mode.String(), func(t *testing.T) {
+			t.Parallel()
+			ms := memstore.New(memstore.Config{SweepInterval: -1})
+			t.Cleanup(func() { _ = ms.Close() })
+			lim, err := core.New(core.Config{
+				Store:      ms,
+				NumProxies: core.Proxies(0),
+				Now:        storetest.NewClock(storetest.Start).Now,
+				Logger:     slog.New(slog.DiscardHandler),
+				Balances:   []core.BalanceScope{{Name: "rpc"}},
+				Headers:    tc.mode,
+			})
+			require.NoError(t, err)
+			a := &balanceApp{t: t}
+			a.h = build(t, BalanceOptions{Limiter: lim, Scope: "rpc", Cost: costFromHeader, Handler: a.handle})
+			// rippled's policy warns at a balance of 5000: a cost of
+			// 5000*32 in one request reaches it.
+			w := a.post("alice", 5000*32)
+			require.Equal(t, http.StatusOK, w.Code)
+			require.True(t, a.last().Load, "the caller is warned")
+			assert.Equal(t, tc.warning, w.Header().Get(core.HeaderWarning) == core.LoadWarning, "%v", w.Header())
+		})
+	}
+}
