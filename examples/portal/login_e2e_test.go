@@ -129,6 +129,45 @@ func loginStorm(t *testing.T, n int, ps ...*process) map[int]int {
 	return count
 }
 
+// loginOutcomes returns the decisions of scope login the processes made
+// (their -metrics), by outcome: allowed, denied, failed_open.
+func loginOutcomes(t *testing.T, ps ...*process) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, p := range ps {
+		m := p.metrics(t)
+		for _, o := range []string{"allowed", "denied", "failed_open"} {
+			out[o] += m[decisions("login", "anon", o)]
+		}
+	}
+	return out
+}
+
+// requireStrictStorm sends 50 wrong attempts at once over ps, against a
+// limit of 5, and checks that at most 5 were counted and answered 401, the
+// others refused with 429. A decision that failed open (the store did not
+// answer in time, on a loaded machine) is served without being counted:
+// the metrics tell them apart, and without one exactly 5 are answered 401.
+// It returns how many were counted.
+func requireStrictStorm(t *testing.T, ps ...*process) int {
+	t.Helper()
+	before := loginOutcomes(t, ps...)
+	codes := loginStorm(t, 50, ps...)
+	after := loginOutcomes(t, ps...)
+	allowed := int(after["allowed"] - before["allowed"])
+	failed := int(after["failed_open"] - before["failed_open"])
+	assert.LessOrEqual(t, allowed, 5, "counted and served")
+	assert.Equal(t, codes[http.StatusUnauthorized], allowed+failed, "answered 401: counted, or failed open")
+	assert.Equal(t, codes[http.StatusTooManyRequests], int(after["denied"]-before["denied"]))
+	assert.Equal(t, 50, codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests], "%v", codes)
+	if failed > 0 {
+		t.Logf("%d of the 50 attempts failed open (the store did not answer in time); %d counted", failed, allowed)
+	} else {
+		assert.Equal(t, map[int]int{http.StatusUnauthorized: 5, http.StatusTooManyRequests: 45}, codes)
+	}
+	return allowed
+}
+
 // TestLoginConcurrent: 50 wrong attempts at once against a limit of 5: 5
 // are answered 401, the other 45 are refused with 429.
 func TestLoginConcurrent(t *testing.T) {
@@ -136,19 +175,20 @@ func TestLoginConcurrent(t *testing.T) {
 	for _, fw := range frameworks {
 		t.Run(fw, func(t *testing.T) {
 			t.Parallel()
-			p := start(t, "-framework", fw, "-num-proxies", "0")
-			assert.Equal(t, map[int]int{http.StatusUnauthorized: 5, http.StatusTooManyRequests: 45}, loginStorm(t, 50, p))
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-metrics")
+			requireStrictStorm(t, p)
 		})
 	}
 }
 
 // TestLoginRedis: the portal on Gin, Echo v4 and Echo v5 sharing one Redis
 // count the failed attempts together, strictly: 50 wrong attempts at once
-// over the three, 5 answered 401; a right attempt is given back on all.
+// over the three, 5 answered 401 (see requireStrictStorm); a right attempt
+// is given back on all.
 func TestLoginRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.ServerFor(t)
-	args := []string{"-num-proxies", "0", "-redis", "redis://" + srv.Addr + "/0"}
+	args := []string{"-num-proxies", "0", "-metrics", "-redis", "redis://" + srv.Addr + "/0"}
 	g := start(t, append([]string{"-framework", "gin"}, args...)...)
 	e := start(t, append([]string{"-framework", "echo"}, args...)...)
 	e5 := start(t, append([]string{"-framework", "echo5"}, args...)...)
@@ -159,7 +199,9 @@ func TestLoginRedis(t *testing.T) {
 			assert.Contains(t, resp.Header.Get("RateLimit"), `"login.anon.15min";r=4;`, "right attempts given back")
 		}
 	}
-	assert.Equal(t, map[int]int{http.StatusUnauthorized: 5, http.StatusTooManyRequests: 45}, loginStorm(t, 50, g, e, e5))
+	if requireStrictStorm(t, g, e, e5) < 5 {
+		return // some failed open: the limit is not used up
+	}
 	for _, p := range []*process{g, e, e5} {
 		resp, body := p.login(t, credentials("erin", "pw-erin"), "")
 		requireRefusedLogin(t, resp, body)
