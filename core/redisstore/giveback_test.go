@@ -12,6 +12,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
 )
 
 // On the server's clock (the default), Result.At is the time of Redis's
@@ -71,4 +72,29 @@ func TestGiveBackOnTheServerClock(t *testing.T) {
 			assert.Equal(t, 100-kept.Load()-1, res.Limits[1].Remaining)
 		})
 	}
+}
+
+// A give-back forgets the refusal the over-limit cache remembers for the
+// caller: the next request is decided by Redis, which has room again.
+func TestGiveBackForgetsTheCachedRefusal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	req := core.Request{Scope: "login", Caller: anon("192.0.2.78"), Limits: []core.Rate{core.PerMinute(2)}, Cost: 1, Now: storetest.Start}
+	first, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, first.Allowed)
+	second, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, second.Allowed)
+	for range 2 {
+		res, err := s.Take(ctx, req)
+		require.NoError(t, err)
+		require.False(t, res.Allowed)
+	}
+	require.Positive(t, s.Stats().CacheHits, "the second refusal came from the cache")
+	require.NoError(t, s.GiveBack(ctx, req, first.At))
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "the refusal the cache remembered is forgotten")
 }
