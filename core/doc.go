@@ -116,6 +116,16 @@
 // The store must keep balances ([BalanceStore]); see [BalancePolicy] for
 // the exact arithmetic and docs/adr/0020 for the choices.
 //
+// # Counting failures only
+//
+// A sign-in form should count the attempts that fail, not those that
+// succeed. Every request is counted first, as any other, and once its
+// response shows a success, [Limiter.GiveBack] returns its units: so an
+// attempt in flight holds its units, and no number of concurrent attempts
+// gets past the limit (peeking before and counting after would let them
+// all through). The adapters do it with their Config.GiveBack; the store
+// must be a [GiveBackStore]; see docs/adr/0101.
+//
 // # Stores
 //
 // The counts live in a [Store]: memstore keeps them in the memory of one

@@ -59,8 +59,8 @@ func (l *Limiter) CheckGiveBack() error {
 // succeeded). Only a decision that was allowed and counted
 // (OutcomeAllowed) has units to give back: for any other (refused, failed
 // open, exempt, shadow, the zero Decision) GiveBack does nothing and
-// returns nil. It gives d back at most once: it marks d, and a second call
-// does nothing. A give-back after the window moved on past the bucket the
+// returns nil. It gives d back at most once: it marks d before it asks
+// the store, and a second call does nothing, even after a store error. A give-back after the window moved on past the bucket the
 // request was counted in changes nothing (see [GiveBackStore]).
 //
 // The error wraps [ErrNoGiveBack] if the store cannot give units back, or

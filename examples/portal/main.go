@@ -19,6 +19,14 @@
 //	GET /api/export           limited in scope "api" at cost 5 (-export-cost),
 //	                          in the same group and decision: 200 {"records": [...]}, or 429
 //	GET /api/whoami           not limited: {"kind": "anon"|"user", "id": "..."}
+//	POST /api/login           body {"user":"NAME","password":"PASSWORD"}, limited in
+//	                          scope "login" (not "api": it is outside the /api group),
+//	                          counted by address only: 200 {"user":"NAME"} when the
+//	                          password is "pw-" and the name (a demonstration),
+//	                          401 {"error":"invalid credentials"} when not, 400 for
+//	                          a malformed body; a 2xx answer is given back, so only
+//	                          failures count; over the limit 429 with Retry-After,
+//	                          before the password is checked
 //	GET /autocomplete/NAME?q= limited in scope "autocomplete.NAME":
 //	                          200 {"results": [{"id": ..., "label": ...}]},
 //	                          or 429 {"results": []} without searching
@@ -62,7 +70,11 @@
 //
 // "Authorization: Bearer NAME" signs the caller in as user NAME (a
 // demonstration: there is no password); without it the caller is anonymous
-// and counted by address. -rates replaces starting rates, as in
+// and counted by address. POST /api/login is always counted by address,
+// as an anonymous caller, Authorization or not, 5 failed attempts per 15
+// minutes and 20 a day (login.anon=5/15min,20/day): every attempt is
+// counted before the password is checked and a right one is given back,
+// so that 50 wrong attempts at once get five 401s and 45 429s. -rates replaces starting rates, as in
 // -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
 // a scope it does not name keeps its starting values. -admins names users
 // exempt from all limits, /ws and /rpc included. -plan-users gives the

@@ -60,6 +60,17 @@ func New(a *portal.App) (http.Handler, error) {
 			return c.JSON(http.StatusOK, a.Search(name, c.QueryParam("q")))
 		}, guard)
 	}
+	// The sign-in form: scope "login", counted by address only (no User
+	// function), outside the /api group so that scope "api" does not
+	// count it too; the units of a 2xx answer are given back.
+	limitLogin, err := echo5limit.New(echo5limit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: echo5limit.GiveBackSuccess})
+	if err != nil {
+		return nil, err
+	}
+	e.POST(portal.LoginRoute, func(c *echo.Context) error {
+		status, body := portal.Login(c.Request().Body)
+		return c.JSON(status, body)
+	}, limitLogin)
 	e.GET("/debug/searches", func(c *echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
 	limitRPC, err := echo5limit.NewBalance(echo5limit.BalanceConfig{
 		Limiter: a.Limiter,

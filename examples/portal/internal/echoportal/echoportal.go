@@ -61,6 +61,17 @@ func New(a *portal.App) (http.Handler, error) {
 			return c.JSON(http.StatusOK, a.Search(name, c.QueryParam("q")))
 		}, guard)
 	}
+	// The sign-in form: scope "login", counted by address only (no User
+	// function), outside the /api group so that scope "api" does not
+	// count it too; the units of a 2xx answer are given back.
+	limitLogin, err := echolimit.New(echolimit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: echolimit.GiveBackSuccess})
+	if err != nil {
+		return nil, err
+	}
+	e.POST(portal.LoginRoute, func(c echo.Context) error {
+		status, body := portal.Login(c.Request().Body)
+		return c.JSON(status, body)
+	}, limitLogin)
 	e.GET("/debug/searches", func(c echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
 	limitRPC, err := echolimit.NewBalance(echolimit.BalanceConfig{
 		Limiter: a.Limiter,

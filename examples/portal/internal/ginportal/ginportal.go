@@ -64,6 +64,17 @@ func New(a *portal.App) (http.Handler, error) {
 			c.JSON(http.StatusOK, a.Search(name, c.Query("q")))
 		})
 	}
+	// The sign-in form: scope "login", counted by address only (no User
+	// function), outside the /api group so that scope "api" does not
+	// count it too; the units of a 2xx answer are given back.
+	limitLogin, err := ginlimit.New(ginlimit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: ginlimit.GiveBackSuccess})
+	if err != nil {
+		return nil, err
+	}
+	r.POST(portal.LoginRoute, limitLogin, func(c *gin.Context) {
+		status, body := portal.Login(c.Request.Body)
+		c.JSON(status, body)
+	})
 	r.GET("/debug/searches", func(c *gin.Context) { c.JSON(http.StatusOK, a.Searches()) })
 	limitRPC, err := ginlimit.NewBalance(ginlimit.BalanceConfig{
 		Limiter: a.Limiter,

@@ -256,7 +256,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	}
 	cfg := core.Config{
 		Store:          store,
-		Scopes:         append(core.DefaultScopes(), autocomplete.Scopes()...),
+		Scopes:         append(append(core.DefaultScopes(), autocomplete.Scopes()...), LoginScope()),
 		Rates:          o.Rates,
 		NumProxies:     o.NumProxies,
 		TrustedProxies: o.TrustedProxies,

@@ -1,0 +1,100 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+)
+
+// On the server's clock (the default), Result.At is the time of Redis's
+// TIME the script counted at, and a give-back finds the request's bucket
+// with it: concurrent takes and give-backs stay exact, as in the
+// conformance suite, which counts on the requests' clock.
+func TestGiveBackOnTheServerClock(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  redisstore.Config
+	}{
+		{name: "batched"},
+		{name: "unbatched", cfg: redisstore.Config{MaxBatch: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tc.cfg
+			cfg.Client = newClient(t, server.Addr)
+			s := newServerClockStore(t, cfg)
+			const limit, workers, rounds = 5, 20, 10
+			limits := []core.Rate{core.PerMinute(limit), core.PerDay(100)}
+			who := anon("192.0.2.77")
+			before := time.Now()
+			var kept atomic.Int64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for w := range workers {
+				wg.Go(func() {
+					<-start
+					for range rounds {
+						req := core.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()}
+						res, err := s.Take(context.Background(), req)
+						if !assert.NoError(t, err) || !res.Allowed {
+							continue
+						}
+						assert.GreaterOrEqual(t, res.At, before.Add(-time.Second).UnixMicro(), "At is the server's time, in µs")
+						if w%4 == 0 {
+							kept.Add(1)
+							continue
+						}
+						assert.NoError(t, s.GiveBack(context.Background(), req, res.At))
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			require.LessOrEqual(t, kept.Load(), int64(limit))
+			res, err := s.Take(context.Background(), core.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()})
+			require.NoError(t, err)
+			if kept.Load() == limit {
+				assert.False(t, res.Allowed)
+				return
+			}
+			require.True(t, res.Allowed)
+			assert.Equal(t, limit-kept.Load()-1, res.Limits[0].Remaining, "only the units kept stay counted")
+			assert.Equal(t, 100-kept.Load()-1, res.Limits[1].Remaining)
+		})
+	}
+}
+
+// A give-back forgets the refusal the over-limit cache remembers for the
+// caller: the next request is decided by Redis, which has room again.
+func TestGiveBackForgetsTheCachedRefusal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
+	req := core.Request{Scope: "login", Caller: anon("192.0.2.78"), Limits: []core.Rate{core.PerMinute(2)}, Cost: 1, Now: storetest.Start}
+	first, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, first.Allowed)
+	second, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	require.True(t, second.Allowed)
+	for range 2 {
+		res, err := s.Take(ctx, req)
+		require.NoError(t, err)
+		require.False(t, res.Allowed)
+	}
+	require.Positive(t, s.Stats().CacheHits, "the second refusal came from the cache")
+	require.NoError(t, s.GiveBack(ctx, req, first.At))
+	res, err := s.Take(ctx, req)
+	require.NoError(t, err)
+	assert.True(t, res.Allowed, "the refusal the cache remembered is forgotten")
+}
