@@ -40,7 +40,8 @@ type denial struct {
 // denials is the over-limit cache: a bounded, sharded map of denials.
 type denials struct {
 	seed   maphash.Seed
-	max    int // entries per shard
+	max    int   // entries per shard
+	maxAge int64 // Config.CacheMaxAge in µs; 0: no bound
 	shards [cacheShards]denialShard
 }
 
@@ -99,9 +100,13 @@ func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 
 // remember records that Redis refused a request of cost at now with res,
 // and that a request of cost 1 would wait one (µs) for room: the caller's
-// counts are frozen until then.
+// counts are frozen until then, and the denial is remembered until then
+// or for maxAge, whichever is shorter.
 func (d *denials) remember(k *cacheKey, now, cost, one int64, res *core.Result) {
 	e := denial{at: now, until: now + one, cost: cost, res: *res}
+	if d.maxAge > 0 {
+		e.until = min(e.until, now+d.maxAge)
+	}
 	sh := d.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
