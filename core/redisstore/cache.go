@@ -41,7 +41,8 @@ type denial struct {
 // denials is the over-limit cache: a bounded, sharded map of denials.
 type denials struct {
 	seed   maphash.Seed
-	max    int // entries per shard
+	max    int   // entries per shard
+	maxAge int64 // Config.CacheMaxAge in µs; 0: no bound
 	shards [cacheShards]denialShard
 }
 
@@ -110,11 +111,15 @@ func (d *denials) lookup(k *cacheKey, now, cost int64) (core.Result, bool) {
 
 // remember records that Redis refused a request of cost at now with res,
 // and that a request of cost 1 would wait one (µs) for room: the caller's
-// counts are frozen until then. gen is what [denials.gen] read before the
-// request was sent: if a give-back of the shard came since, the refusal
-// may predate it, and is not remembered.
+// counts are frozen until then, and the denial is remembered until then
+// or for maxAge, whichever is shorter. gen is what [denials.gen] read
+// before the request was sent: if a give-back of the shard came since, the
+// refusal may predate it, and is not remembered.
 func (d *denials) remember(k *cacheKey, now, cost, one int64, res *core.Result, gen uint64) {
 	e := denial{at: now, until: now + one, cost: cost, res: *res}
+	if d.maxAge > 0 {
+		e.until = min(e.until, now+d.maxAge)
+	}
 	sh := d.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

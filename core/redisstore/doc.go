@@ -198,8 +198,9 @@
 //
 // [Store.Reset] deletes a caller's key and forgets the denials this
 // process remembers for it; the caches of other processes are not told,
-// and answer their remembered denials until these expire (set CacheSize
-// to -1 where a reset must take effect everywhere at once).
+// and answer their remembered denials until these expire: bound that with
+// Config.CacheMaxAge, or set CacheSize to -1 where a reset must take
+// effect everywhere at once.
 //
 // # Concurrency
 //

@@ -85,6 +85,16 @@ type Config struct {
 	// Decisions use the server's clock or Request.Now (see RequestClock);
 	// the over-limit cache uses Request.Now.
 	Now func() time.Time
+
+	// CacheMaxAge bounds how long the over-limit cache remembers a denial.
+	// Default: 0, no bound: until a request of cost 1 would fit again, up
+	// to the longest period. [Store.Reset] forgets the denials of the
+	// process that calls it, not those of the other processes sharing the
+	// Redis; with a bound, a reset frees the caller in every process
+	// within it (1s is a good value), and a blocked caller's flood costs
+	// Redis one call per bound and process instead of none. Negative:
+	// [New] fails.
+	CacheMaxAge time.Duration
 }
 
 // DefaultConfig returns a Config with every default filled in and no Client.
@@ -137,7 +147,7 @@ func (c Config) withDefaults() Config {
 
 // Validate reports every problem with c, joined: a missing Client, a Prefix
 // with a brace, a negative Timeout, MaxBatch, MaxQueue, BreakerFailures or
-// BreakerBackoff.
+// BreakerBackoff, a negative CacheMaxAge.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Client == nil {
@@ -160,6 +170,9 @@ func (c Config) Validate() error {
 	}
 	if c.BreakerBackoff < 0 {
 		errs = append(errs, fmt.Errorf("redisstore: BreakerBackoff %s: must not be negative; leave it 0 for the default", c.BreakerBackoff))
+	}
+	if c.CacheMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("redisstore: CacheMaxAge %s: must not be negative; leave it 0 for no bound", c.CacheMaxAge))
 	}
 	return errors.Join(errs...)
 }
@@ -222,6 +235,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	if cfg.CacheSize > 0 {
 		s.cache = newDenials(cfg.CacheSize)
+		s.cache.maxAge = int64(cfg.CacheMaxAge / time.Microsecond)
 	}
 	s.nodes.newNode = func(addr string, client redis.UniversalClient) *node {
 		return &node{

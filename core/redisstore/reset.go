@@ -19,8 +19,9 @@ import (
 // over-limit cache remembers. The caches of other processes sharing the
 // Redis are not told: one that remembers a denial of the caller answers
 // it, without asking Redis, until a request of cost 1 would have fitted
-// (at most the longest period); run those processes with CacheSize -1 if
-// a reset must free a blocked caller everywhere at once (ADR 0100).
+// (at most the longest period), unless Config.CacheMaxAge bounds it; run
+// those processes with CacheSize -1 if a reset must free a blocked caller
+// everywhere at once (ADR 0100).
 //
 // The command is not sent through the circuit breaker or batched: a reset
 // is rare and its caller waits for its answer, within ctx. The error is

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +17,8 @@ import (
 // reset with several processes on one Redis: the process that resets
 // forgets its remembered refusals, a process without the over-limit cache
 // sees the reset at once, and one whose cache remembers a refusal of the
-// caller keeps answering it until it resets too (or the refusal expires).
+// caller keeps answering it until it resets too, or CacheMaxAge has
+// passed.
 func TestResetAndOtherProcessesCaches(t *testing.T) {
 	t.Parallel()
 	for _, tc := range serverAndCluster {
@@ -24,12 +26,20 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			prefix := uniquePrefix()
+			var takeAt func(s *redisstore.Store, now time.Time) bool
 			cached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix})
 			uncached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix, CacheSize: -1})
+			bounded := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix, CacheMaxAge: time.Second})
 			req := core.Request{Scope: "reset", Caller: anon("192.0.2.80"), Limits: []core.Rate{core.PerMinute(2), core.PerDay(100)}, Cost: 1, Now: storetest.Start}
 			take := func(s *redisstore.Store) bool {
 				t.Helper()
-				res, err := s.Take(ctx, req)
+				return takeAt(s, storetest.Start)
+			}
+			takeAt = func(s *redisstore.Store, now time.Time) bool {
+				t.Helper()
+				r := req
+				r.Now = now
+				res, err := s.Take(ctx, r)
 				require.NoError(t, err)
 				return res.Allowed
 			}
@@ -38,12 +48,17 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 			require.False(t, take(cached))
 			require.Equal(t, 1, cached.Stats().Cached, "the refusal is remembered")
 			require.False(t, take(uncached))
+			require.False(t, take(bounded))
+			require.Equal(t, 1, bounded.Stats().Cached)
 
 			require.NoError(t, uncached.Reset(ctx, req))
 			assert.True(t, take(uncached), "the process without a cache sees the reset at once")
 			hits := cached.Stats().CacheHits
 			assert.False(t, take(cached), "another process's cache still refuses")
 			assert.Equal(t, hits+1, cached.Stats().CacheHits)
+			assert.False(t, takeAt(bounded, storetest.Start.Add(999*time.Millisecond)), "remembered for up to CacheMaxAge")
+			assert.Equal(t, int64(1), bounded.Stats().CacheHits)
+			assert.True(t, takeAt(bounded, storetest.Start.Add(time.Second)), "then Redis is asked, and has room")
 
 			require.NoError(t, cached.Reset(ctx, req))
 			assert.Zero(t, cached.Stats().Cached, "a reset forgets the process's own refusals of the key")
@@ -68,4 +83,7 @@ func TestResetErrors(t *testing.T) {
 	err := s.Reset(canceled, core.Request{Scope: "reset", Caller: anon("192.0.2.81"), Limits: []core.Rate{core.PerMinute(1)}})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "redisstore: reset:")
+
+	_, err = redisstore.New(redisstore.Config{Client: newClient(t, server.Addr), CacheMaxAge: -time.Second})
+	assert.ErrorContains(t, err, "CacheMaxAge -1s: must not be negative")
 }

@@ -206,4 +206,30 @@ func testResetBalance(t *testing.T, s core.BalanceStore, r core.BalanceResetStor
 	nobody.who = core.Caller{User: "nobody"}
 	reset(&nobody)
 	assert.Zero(t, nobody.charge(0).Balance)
+
+	// Resets concurrent with charges, of the caller reset and of another,
+	// whose every charge counts.
+	busy := *dropped
+	busy.who = anon("192.0.2.3")
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 25 {
+				for _, c := range []*balanceCaller{dropped, &busy} {
+					_, err := s.Charge(ctx, core.BalanceRequest{Scope: c.scope, Caller: c.who, Policy: c.policy, Cost: 32, Now: c.now})
+					assert.NoError(t, err)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 25 {
+			assert.NoError(t, r.ResetBalance(ctx, core.BalanceRequest{Scope: dropped.scope, Caller: dropped.who, Policy: dropped.policy, Now: dropped.now}))
+		}
+	})
+	wg.Wait()
+	assert.Equal(t, int64(100), busy.charge(0).Balance, "100 charges of 32 over a 32 s window")
+	reset(dropped)
+	assert.Zero(t, dropped.charge(0).Balance)
 }
