@@ -178,3 +178,21 @@ func TestUserIDsText(t *testing.T) {
 	assert.Error(t, json.Unmarshal([]byte(`{"Users": [""]}`), &cfg))
 	assert.Error(t, json.Unmarshal([]byte(`{"Users": 3}`), &cfg))
 }
+
+func TestAllowlistConfigIsACopy(t *testing.T) {
+	t.Parallel()
+	nets := core.Networks{netip.MustParsePrefix("198.51.100.0/24")}
+	users := core.UserIDs{"monitor"}
+	closed := []string{"api"}
+	lim := newLimiter(t, core.Config{ExemptNetworks: nets, ExemptUsers: users, FailClosedScopes: closed})
+	nets[0], users[0], closed[0] = netip.MustParsePrefix("192.0.2.0/24"), "alice", "other"
+	got := lim.Config()
+	assert.Equal(t, core.Networks{netip.MustParsePrefix("198.51.100.0/24")}, got.ExemptNetworks)
+	assert.Equal(t, core.UserIDs{"monitor"}, got.ExemptUsers)
+	assert.Equal(t, []string{"api"}, got.FailClosedScopes)
+	got.ExemptUsers[0] = "bob"
+	assert.Equal(t, core.UserIDs{"monitor"}, lim.Config().ExemptUsers, "Config returns a copy")
+	d, err := lim.Allow(context.Background(), "api", core.Caller{User: "monitor"})
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+}

@@ -241,9 +241,11 @@ type BalanceResult struct {
 // The zero BalanceDecision refuses.
 type BalanceDecision struct {
 	// Allowed reports whether the request may be served: false when the
-	// caller is dropped. Answer a WebSocket caller with a close of code
-	// 1008 (package wslimit) and a JSON-RPC caller with 503 (the
-	// adapters' DenyOverloaded).
+	// caller is dropped, or when the store failed in a scope that fails
+	// closed (Outcome [OutcomeFailedClosed]). Answer a WebSocket caller
+	// with a close of code 1008 (package wslimit; 1013 when failed
+	// closed) and a JSON-RPC caller with 503 (the adapters'
+	// DenyOverloaded).
 	Allowed bool
 	// Load reports that the caller is at or above the warning threshold:
 	// add "warning":"load" to the reply ([WarnJSON]).
@@ -261,7 +263,8 @@ type BalanceDecision struct {
 	Cost int64
 	// Balance is the caller's balance after the request.
 	Balance int64
-	// StoreErr is the store's error when the decision failed open.
+	// StoreErr is the store's error when the decision failed open or
+	// failed closed.
 	StoreErr error
 	// Outcome is what became of the request: [OutcomeAllowed],
 	// [OutcomeDenied] (dropped), [OutcomeFailedOpen], [OutcomeExempt] or

@@ -22,8 +22,10 @@ type Decision struct {
 	// limits: true when it was allowed (and counted), denied or let
 	// through by shadow mode (neither counted; see [Outcome]), so that
 	// [Decision.Limits] and the headers say where the caller stands;
-	// false when the store failed and the request was allowed anyway
-	// (fail open), or when an adapter exempted the caller. (It was named
+	// false when the store failed (the request allowed anyway, fail
+	// open, or refused in a scope that fails closed), or when the caller
+	// is exempt (an adapter's Exempt, Config.ExemptNetworks,
+	// Config.ExemptUsers). (It was named
 	// Counted before issue 18, and was true for refused requests, which
 	// are not counted.)
 	Checked bool

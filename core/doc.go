@@ -157,8 +157,8 @@
 //
 // [Config.Observe] sees every decision with its [Outcome] (allowed,
 // denied, failed open, exempt, shadow, failed closed), for logs and
-// metrics (module
-// github.com/ratescope/ratescope/prometheus); unset, it costs nothing.
+// metrics (module github.com/ratescope/ratescope/prometheus); unset, it
+// costs nothing.
 // [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
 // shadow mode: counted and reported as if enforced, but nobody is refused.
 // [Config.TrustedProxies] reads X-Forwarded-For only from the proxies'
@@ -168,6 +168,19 @@
 // [RateTable], [ProxyCount], [Rate] and [Networks] load from flags,
 // environment, JSON and YAML. [KeyCaller] counts callers by API key. Every
 // problem [New] rejects is a [ConfigError] whose text starts with its id.
+//
+// # Allowlists and failing closed
+//
+// [Config.ExemptNetworks] and [Config.ExemptUsers] exempt callers from
+// every limit, window and balance scopes alike, with no code in the
+// adapters: a network exempts everybody whose request comes from it, as
+// [Limiter.Caller] finds the address. [Config.FailClosedScopes],
+// [Scope.FailClosed] and [BalanceScope.FailClosed] make a scope refuse
+// while the store fails ([OutcomeFailedClosed]; [Decision.Status] is 503,
+// with Retry-After from the store's [RetryAfterError]) instead of serving
+// uncounted. For browsers, [ExposedHeaders] names the headers to expose
+// through CORS, and [Decision.Problem] gives a refusal as RFC 9457 problem
+// details.
 //
 // # Time
 //

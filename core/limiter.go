@@ -103,6 +103,8 @@ func New(cfg Config) (*Limiter, error) {
 		cfg.ErrorLogInterval = 10 * time.Second
 	}
 	cfg.TrustedProxies = slices.Clone(cfg.TrustedProxies)
+	cfg.ExemptNetworks, cfg.ExemptUsers = slices.Clone(cfg.ExemptNetworks), slices.Clone(cfg.ExemptUsers)
+	cfg.FailClosedScopes = slices.Clone(cfg.FailClosedScopes)
 	l := &Limiter{
 		store:     cfg.Store,
 		scopes:    make(map[string]*scopeLimits, len(resolved)),

@@ -78,7 +78,8 @@ type Config struct {
 	KeepDecision bool
 
 	// ErrorHandler is called when the store failed and the request was
-	// allowed without being counted (fail open). Return nil to serve the
+	// allowed without being counted (fail open); never in a scope that
+	// fails closed, whose refusal goes to DenyHandler. Return nil to serve the
 	// request, or an error to refuse it with that error. The limiter has
 	// already logged the failure. Default: nil, the request is served.
 	ErrorHandler func(c echo.Context, err error) error

@@ -75,7 +75,8 @@ type Config struct {
 	KeepDecision bool
 
 	// ErrorHandler is called when the store failed and the request was
-	// allowed without being counted (fail open); the error is d.StoreErr
+	// allowed without being counted (fail open); never in a scope that
+	// fails closed, whose refusal goes to DenyHandler; the error is d.StoreErr
 	// of [Decision]. Abort the context to refuse the request instead;
 	// otherwise it is served. The limiter has already logged the error.
 	// Default: nil, the request is served.

@@ -3,6 +3,9 @@
 package searchtest
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -87,6 +90,32 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 		assert.Contains(t, w.Header().Get("RateLimit-Policy"), `"autocomplete.person.anon.min";q=60;w=60`)
 		assert.Equal(t, 60, p.Searches("person"))
 	})
+
+	t.Run("FailClosedSearchBoxAnswers503WithEmptyList", func(t *testing.T) {
+		t.Parallel()
+		lim, err := core.New(core.Config{
+			Store:            downStore{},
+			Scopes:           append(core.DefaultScopes(), autocomplete.Scopes()...),
+			FailClosedScopes: []string{autocomplete.Scope("project")},
+			NumProxies:       core.Proxies(0),
+			Logger:           slog.New(slog.DiscardHandler),
+		})
+		require.NoError(t, err)
+		p := &client{Portal: build(t, lim)}
+		w := p.get("/autocomplete/project?q=abc")
+		assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+		assert.Equal(t, "1", w.Header().Get("Retry-After"))
+		assert.JSONEq(t, `{"results":[]}`, w.Body.String())
+		assert.Zero(t, p.Searches("project"), "refused before searching")
+		assert.Equal(t, http.StatusOK, p.get("/autocomplete/tag?q=abc").Code, "another search box fails open")
+	})
+}
+
+// downStore is a store that cannot be reached.
+type downStore struct{}
+
+func (downStore) Take(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errors.New("searchtest: store down")
 }
 
 type client struct {
