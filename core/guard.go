@@ -66,6 +66,9 @@ func (g *Guard) clamped(route string, cost int64) [2]int64 {
 // at g's cost, in one decision: a group middleware limits every route of
 // the group, each at its own cost, and a request is counted once. A cost
 // below 1 is an error; one above a limit is clamped, as for [Limiter.Guard].
+// The copy's plans ([Guard.ForPlan]) have the same costs, clamped to their
+// own limits; called on a plan's Guard, it returns the copy's Guard of
+// that plan.
 func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 	if plan := g.scope.kinds[User].plan; plan != "" {
 		// A plan's Guard: give the scope's own Guard the costs, and
