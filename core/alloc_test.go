@@ -9,6 +9,8 @@ package core_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,6 +57,18 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, core.Caller{User: "monitor"}, "", h) })
 	assert.Zero(t, allocs, "Guard.DecideInto of a caller on an allowlist")
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+
+	office := newLimiter(t, core.Config{NumProxies: core.Proxies(1), ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}})
+	g, err = office.Guard("api", 1)
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+	r.RemoteAddr = "10.0.0.1:443"
+	r.Header.Set("X-Forwarded-For", "198.51.100.7")
+	for _, user := range []string{"", "alice"} {
+		allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, office.Caller(r, "", user), "", h) })
+		assert.Zero(t, allocs, "Limiter.Caller and Guard.DecideInto of a caller in an exempt network (user %q)", user)
+		assert.Equal(t, core.OutcomeExempt, d.Outcome)
+	}
 }
 
 func TestNoAllocationForPlans(t *testing.T) {

@@ -93,7 +93,12 @@ func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
 	if user != "" {
 		return userCaller(user)
 	}
-	return Caller{Network: network(l.clientAddr(r), l.bits6)}
+	var forwarded []string
+	if l.proxies.n > 0 || len(l.trusted) > 0 {
+		forwarded = r.Header["X-Forwarded-For"]
+	}
+	a := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
+	return Caller{Network: network(a, l.bits6)}
 }
 
 // userCaller returns the signed-in caller of id user, not empty.
