@@ -232,3 +232,30 @@ func TestForPlanCosts(t *testing.T) {
 	g.ForPlan("").DecideInto(ctx, &d, core.Caller{User: "carol"}, "/big", http.Header{})
 	assert.Equal(t, int64(5), d.Cost, "clamped to api.user's 5/min")
 }
+
+// FuzzParseRateTable: ParseRateTable never panics, and a table it reads
+// reads back the same from its String, plan keys included.
+func FuzzParseRateTable(f *testing.F) {
+	for _, s := range []string{
+		"api.anon=60/min,1000/day api.user=600/min",
+		"api.user@gold=600/min,100000/day",
+		"api.anon@gold=1/min", "api.user@=1/min", "api.user@a@b=1/min", "@=", "a.user@Gold=1/s",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		table, err := core.ParseRateTable(s)
+		if err != nil {
+			return
+		}
+		again, err := core.ParseRateTable(table.String())
+		require.NoError(t, err, "String of %q: %q", s, table.String())
+		assert.Equal(t, table, again)
+		for key := range table {
+			if _, plan, ok := strings.Cut(key, "@"); ok {
+				assert.NotEmpty(t, plan, key)
+				assert.NotContains(t, plan, "@", key)
+			}
+		}
+	})
+}

@@ -51,3 +51,39 @@ func TestAllocations(t *testing.T) {
 	}
 	assert.LessOrEqual(t, perRequest(limit)-perRequest(nothing), 2.0)
 }
+
+// TestAllocationsWithPlans checks that choosing a plan per request
+// (Config.Plan) adds no allocation to the issue 13 bound.
+func TestAllocationsWithPlans(t *testing.T) {
+	ms := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = ms.Close() })
+	lim, err := core.New(core.Config{
+		Store:      ms,
+		Rates:      map[string]string{"api.user": "1000000000/min,1000000000/day", "api.user@gold": "2000000000/min,2000000000/day"},
+		NumProxies: core.Proxies(0),
+	})
+	require.NoError(t, err)
+	limit, err := echolimit.New(echolimit.Config{
+		Limiter: lim,
+		User:    func(c echo.Context) string { return c.Request().Header.Get("X-User") },
+		Plan:    func(c echo.Context) string { return c.Request().Header.Get("X-Plan") },
+	})
+	require.NoError(t, err)
+	nothing := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return next(c) }
+	}
+	perRequest := func(m echo.MiddlewareFunc) float64 {
+		e := echo.New()
+		e.GET("/api", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) }, m)
+		req := httptest.NewRequest(http.MethodGet, "/api", nil)
+		req.RemoteAddr = "192.0.2.1:1234"
+		req.Header.Set("X-User", "alice")
+		req.Header.Set("X-Plan", "gold")
+		w := httptest.NewRecorder()
+		return testing.AllocsPerRun(200, func() {
+			clear(w.Header())
+			e.ServeHTTP(w, req)
+		})
+	}
+	assert.LessOrEqual(t, perRequest(limit)-perRequest(nothing), 2.0)
+}

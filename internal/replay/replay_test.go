@@ -459,3 +459,17 @@ func TestHTML(t *testing.T) {
 	assert.NotContains(t, p, "src=")
 	assert.NotContains(t, p, "href=")
 }
+
+// TestPlansInRates: -rates takes plan keys; a log has no plans, so users
+// are decided on the scope's own rates.
+func TestPlansInRates(t *testing.T) {
+	t.Parallel()
+	rs := sorted(paced("203.0.113.7", "alice", "/api/records", t0, time.Second, 10))
+	var opt replay.Options
+	opt.Settings.Rates = core.RateTable{"api.user": "5/min,1000/day", "api.user@gold": "50/min,1000/day"}
+	rep := run(t, opt, combined(rs, false))
+	g := group(t, rep, "api", "user")
+	require.Len(t, g.Top, 1)
+	assert.Equal(t, int64(10), g.Top[0].Requests)
+	assert.Equal(t, int64(5), g.Top[0].Refused, "api.user's 5/min, not gold's")
+}
