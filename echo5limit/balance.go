@@ -1,14 +1,13 @@
 package echo5limit
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // BalanceConfig configures the middleware built by [NewBalance], which
@@ -67,14 +66,7 @@ func (c BalanceConfig) Validate() error {
 // guard returns the [core.BalanceGuard] that charges the middleware's
 // requests.
 func (c BalanceConfig) guard() (*core.BalanceGuard, error) {
-	if c.Limiter == nil {
-		return nil, errors.New("echo5limit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.BalanceGuard(c.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("echo5limit: %w", err)
-	}
-	return g, nil
+	return guards.Balance("echo5limit", c.Limiter, c.Scope)
 }
 
 // balanceKey is the *echo.Context key of the request's balance decision.

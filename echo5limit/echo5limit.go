@@ -3,12 +3,12 @@ package echo5limit
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // ErrLimited is the error that the error of [DenyJSON] wraps, so that an
@@ -180,20 +180,7 @@ func (c Config) Validate() error {
 // guard builds the [core.Guard] that decides the middleware's requests.
 func (c Config) guard() (*core.Guard, error) {
 	c = c.withDefaults()
-	if c.Limiter == nil {
-		return nil, errors.New("echo5limit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.Guard(c.Scope, c.Cost)
-	if err == nil && len(c.RouteCosts) > 0 {
-		g, err = g.WithRouteCosts(c.RouteCosts)
-	}
-	if err == nil && c.GiveBack != nil {
-		err = c.Limiter.CheckGiveBack()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("echo5limit: %w", err)
-	}
-	return g, nil
+	return guards.Window("echo5limit", c.Limiter, c.Scope, c.Cost, c.RouteCosts, c.GiveBack != nil)
 }
 
 // decisionKey is the *echo.Context key of the request's decision.

@@ -1,14 +1,13 @@
 package echolimit
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // BalanceConfig configures the middleware built by [NewBalance], which
@@ -67,14 +66,7 @@ func (c BalanceConfig) Validate() error {
 // guard returns the [core.BalanceGuard] that charges the middleware's
 // requests.
 func (c BalanceConfig) guard() (*core.BalanceGuard, error) {
-	if c.Limiter == nil {
-		return nil, errors.New("echolimit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.BalanceGuard(c.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("echolimit: %w", err)
-	}
-	return g, nil
+	return guards.Balance("echolimit", c.Limiter, c.Scope)
 }
 
 // balanceKey is the echo.Context key of the request's balance decision.

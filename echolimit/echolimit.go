@@ -3,12 +3,12 @@ package echolimit
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // ErrLimited is the internal error of the *echo.HTTPError that [DenyJSON]
@@ -166,20 +166,7 @@ func (c Config) Validate() error {
 // guard builds the [core.Guard] that decides the middleware's requests.
 func (c Config) guard() (*core.Guard, error) {
 	c = c.withDefaults()
-	if c.Limiter == nil {
-		return nil, errors.New("echolimit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.Guard(c.Scope, c.Cost)
-	if err == nil && len(c.RouteCosts) > 0 {
-		g, err = g.WithRouteCosts(c.RouteCosts)
-	}
-	if err == nil && c.GiveBack != nil {
-		err = c.Limiter.CheckGiveBack()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("echolimit: %w", err)
-	}
-	return g, nil
+	return guards.Window("echolimit", c.Limiter, c.Scope, c.Cost, c.RouteCosts, c.GiveBack != nil)
 }
 
 // decisionKey is the echo.Context key of the request's decision.

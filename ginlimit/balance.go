@@ -1,13 +1,12 @@
 package ginlimit
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // BalanceConfig configures the middleware built by [NewBalance], which
@@ -66,14 +65,7 @@ func (c BalanceConfig) Validate() error {
 // guard returns the [core.BalanceGuard] that charges the middleware's
 // requests.
 func (c BalanceConfig) guard() (*core.BalanceGuard, error) {
-	if c.Limiter == nil {
-		return nil, errors.New("ginlimit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.BalanceGuard(c.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("ginlimit: %w", err)
-	}
-	return g, nil
+	return guards.Balance("ginlimit", c.Limiter, c.Scope)
 }
 
 // balanceKey is the gin.Context key of the request's balance decision.

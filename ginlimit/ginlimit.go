@@ -2,12 +2,11 @@ package ginlimit
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // Config configures the middleware built by [New]. Zero fields take the
@@ -158,20 +157,7 @@ func (c Config) Validate() error {
 // guard builds the [core.Guard] that decides the middleware's requests.
 func (c Config) guard() (*core.Guard, error) {
 	c = c.withDefaults()
-	if c.Limiter == nil {
-		return nil, errors.New("ginlimit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.Guard(c.Scope, c.Cost)
-	if err == nil && len(c.RouteCosts) > 0 {
-		g, err = g.WithRouteCosts(c.RouteCosts)
-	}
-	if err == nil && c.GiveBack != nil {
-		err = c.Limiter.CheckGiveBack()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ginlimit: %w", err)
-	}
-	return g, nil
+	return guards.Window("ginlimit", c.Limiter, c.Scope, c.Cost, c.RouteCosts, c.GiveBack != nil)
 }
 
 // decisionKey is the gin.Context key of the request's decision.

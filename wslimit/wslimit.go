@@ -33,6 +33,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // ClosePolicyViolation is the close code that ends a dropped caller's
@@ -84,14 +85,7 @@ func (c Config) Validate() error {
 
 // guard returns the [core.BalanceGuard] that charges the messages.
 func (c Config) guard() (*core.BalanceGuard, error) {
-	if c.Limiter == nil {
-		return nil, errors.New("wslimit: no Limiter: build one with core.New")
-	}
-	g, err := c.Limiter.BalanceGuard(c.Scope)
-	if err != nil {
-		return nil, fmt.Errorf("wslimit: %w", err)
-	}
-	return g, nil
+	return guards.Balance("wslimit", c.Limiter, c.Scope)
 }
 
 // A Server accepts WebSocket connections whose messages are charged to a

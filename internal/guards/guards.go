@@ -1,0 +1,50 @@
+// Package guards holds what every framework adapter (ginlimit,
+// echolimit, echo5limit, wslimit) does in the same way when a middleware is
+// built: the Guard of its configuration, checked once, so that a bad scope,
+// cost or store fails at startup with the same message on every framework.
+package guards
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Window returns the Guard that decides a window middleware's requests in
+// scope, at cost and at the routes' own costs (none when routeCosts is
+// empty), and checks that the store can give units back when giveBack is
+// set. Errors start with pkg, the adapter's package name.
+func Window(pkg string, lim *core.Limiter, scope string, cost int64, routeCosts map[string]int64, giveBack bool) (*core.Guard, error) {
+	if lim == nil {
+		return nil, noLimiter(pkg)
+	}
+	g, err := lim.Guard(scope, cost)
+	if err == nil && len(routeCosts) > 0 {
+		g, err = g.WithRouteCosts(routeCosts)
+	}
+	if err == nil && giveBack {
+		err = lim.CheckGiveBack()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return g, nil
+}
+
+// Balance returns the BalanceGuard that charges a balance
+// middleware's requests in scope. Errors start with pkg.
+func Balance(pkg string, lim *core.Limiter, scope string) (*core.BalanceGuard, error) {
+	if lim == nil {
+		return nil, noLimiter(pkg)
+	}
+	g, err := lim.BalanceGuard(scope)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return g, nil
+}
+
+func noLimiter(pkg string) error {
+	return errors.New(pkg + ": no Limiter: build one with core.New")
+}

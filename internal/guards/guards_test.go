@@ -1,0 +1,50 @@
+package guards_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/internal/guards"
+)
+
+// countOnly is a store that cannot give units back.
+type countOnly struct{ core.Store }
+
+func TestErrorsNameTheAdapter(t *testing.T) {
+	ms := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = ms.Close() })
+	lim, err := core.New(core.Config{Store: ms})
+	require.NoError(t, err)
+	plain, err := core.New(core.Config{Store: countOnly{ms}})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no limiter", second(guards.Window("ginlimit", nil, "api", 1, nil, false)), "ginlimit: no Limiter: build one with core.New"},
+		{"no limiter, balance", second(guards.Balance("wslimit", nil, "ws")), "wslimit: no Limiter: build one with core.New"},
+		{"unknown scope", second(guards.Window("echolimit", lim, "nope", 1, nil, false)), `echolimit: ratescope: unknown scope "nope"`},
+		{"route cost", second(guards.Window("echo5limit", lim, "api", 1, map[string]int64{"/x": 0}, false)), `echo5limit: ratescope: cost 0 of route "/x"`},
+		{"give-back", second(guards.Window("ginlimit", plain, "api", 1, nil, true)), "ginlimit: "},
+		{"unknown balance scope", second(guards.Balance("ginlimit", lim, "ledger")), "ginlimit: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Error(t, tc.err)
+			assert.Contains(t, tc.err.Error(), tc.want)
+		})
+	}
+	g, err := guards.Window("ginlimit", lim, "api", 1, map[string]int64{"/export": 5}, true)
+	require.NoError(t, err)
+	var d core.Decision
+	g.DecideInto(context.Background(), &d, core.Caller{User: "u"}, "/export", http.Header{})
+	assert.Equal(t, int64(5), d.Cost, "the route's cost")
+}
+
+func second[T any](_ T, err error) error { return err }
