@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -64,7 +65,8 @@ func parityHandlers(t *testing.T, o portal.Options) []http.Handler {
 // the status, the limiter's fields, the media type of Content-Type (Gin
 // adds "; charset=utf-8" to JSON, Echo does not) and the body byte for
 // byte but the final newline Echo's JSON encoder adds. The body of a 404
-// or 405 is each framework's own page and is not compared.
+// or 405 that the router answers is each framework's own page and is not
+// compared (the admin route's 404 for an unknown scope is the portal's).
 func runParity(t *testing.T, clock *storetest.Clock, handlers []http.Handler, steps []parityStep) {
 	t.Helper()
 	for i, s := range steps {
@@ -118,9 +120,9 @@ func runParity(t *testing.T, clock *storetest.Clock, handlers []http.Handler, st
 		if s.status == http.StatusTooManyRequests || s.status == http.StatusServiceUnavailable {
 			assert.NotEmpty(t, g.Header.Get(core.HeaderRetryAfter), where("gin"))
 		}
-		own := g.StatusCode == http.StatusNotFound && !strings.HasPrefix(s.path, portal.AdminLimitsRoute) ||
-			g.StatusCode == http.StatusMethodNotAllowed
 		gType, _, _ := mime.ParseMediaType(g.Header.Get("Content-Type"))
+		// Gin's own 404 and 405 pages are text, the portal's JSON.
+		own := (g.StatusCode == http.StatusNotFound || g.StatusCode == http.StatusMethodNotAllowed) && gType == "text/plain"
 		for k, e := range answers[1:] {
 			fw := frameworks[k+1]
 			assert.Equal(t, g.StatusCode, e.StatusCode, "%s: %s", where(fw), bodies[k+1])
@@ -315,4 +317,47 @@ func TestHeaderPolicyParity(t *testing.T) {
 			runParity(t, clock, handlers, steps)
 		})
 	}
+}
+
+// TestFailClosedParity runs the portal on Gin, Echo v4 and Echo v5 with
+// -fail-closed api,login against a Redis address where no server listens:
+// the scopes named refuse with 503, Retry-After and the same body on the
+// three, a sign-in before its password is checked; a search box fails open.
+func TestFailClosedParity(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	clock := storetest.NewClock(storetest.Start)
+	handlers := parityHandlers(t, portal.Options{
+		RedisURL:   "redis://" + dead + "/0",
+		NumProxies: core.Proxies(1),
+		FailClosed: []string{"api", "login"},
+		Now:        clock.Now,
+	})
+	const unavailable = `{"detail":"Service unavailable: the rate limits cannot be checked. Expected available in 1 seconds.","retry_after":1}`
+	steps := []parityStep{
+		{path: "/api/records", xff: "192.0.2.1", status: 503, reply: unavailable, limit: "-", policy: "-"},
+		{path: "/api/export", xff: "192.0.2.1", user: "alice", status: 503, reply: unavailable, limit: "-", policy: "-"},
+		{method: http.MethodPost, path: portal.LoginRoute, xff: "192.0.2.1", body: `{"user":"alice","password":"pw-alice"}`, status: 503, reply: unavailable},
+		{path: "/autocomplete/project?q=glacier", xff: "192.0.2.1", status: 200, reply: `{"results":[{"id":"project-04","label":"Alpine glacier mass balance"}]}`, limit: "-"},
+	}
+	runParity(t, clock, handlers, steps)
+}
+
+// TestAdminRouteAbsentParity checks that without -admin-token the admin
+// route does not exist: 404 on Gin, Echo v4 and Echo v5, whatever the
+// method or token, and nothing is counted.
+func TestAdminRouteAbsentParity(t *testing.T) {
+	t.Parallel()
+	clock := storetest.NewClock(storetest.Start)
+	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Rates: core.RateTable{"api.anon": "1/min,100/day"}, Now: clock.Now})
+	steps := []parityStep{
+		{method: http.MethodDelete, path: portal.AdminLimitsRoute + "api?caller=192.0.2.1", token: "s3cret", xff: "192.0.2.1", status: 404, limit: "-"},
+		{method: http.MethodDelete, path: portal.AdminLimitsRoute + "api?caller=192.0.2.1", xff: "192.0.2.1", status: 404, limit: "-"},
+		{path: portal.AdminLimitsRoute + "api?caller=192.0.2.1", token: "s3cret", xff: "192.0.2.1", status: 404, limit: "-"},
+		{path: "/api/records", xff: "192.0.2.1", status: 200, limit: `"api.anon.min";r=0;t=60, "api.anon.day";r=99;t=86400`},
+	}
+	runParity(t, clock, handlers, steps)
 }
