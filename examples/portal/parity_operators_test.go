@@ -228,6 +228,9 @@ func TestOperatorParity(t *testing.T) {
 		{path: admin + "api?caller=192.0.2.4", token: "s3cret", xff: "192.0.2.9", status: 405},
 		{method: post, path: "/api/records", xff: "192.0.2.4", status: 405, limit: "-"},
 		{path: "/api/nothing", xff: "192.0.2.4", status: 404, limit: "-"},
+		{method: post, path: "/autocomplete/project?q=glacier", xff: "192.0.2.4", status: 405, limit: "-"},
+		{path: "/rpc", xff: "192.0.2.4", status: 405, limit: "-"},
+		{method: post, path: "/api/whoami", xff: "192.0.2.4", status: 405, limit: "-"},
 
 		// A plan: carol on gold has its rates, the others api.user's.
 		{path: "/api/records", xff: "192.0.2.10", user: "carol", status: 200, limit: `"api.user.min";r=5;t=60, "api.user.day";r=1999;t=86400`, policy: goldPolicy},
