@@ -93,8 +93,8 @@
 // header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads
 // X-Forwarded-For only from peers inside the networks given. -headers says
 // which responses carry RateLimit and RateLimit-Policy (and, on /ws and
-// /rpc, Ratescope-Warning): all (the default), refused (a 429 or 503 only)
-// or none; a refusal keeps Retry-After whatever it says.
+// /rpc, Ratescope-Warning): all (the default), refused (refusals only) or
+// none; a refusal keeps Retry-After whatever it says.
 //
 // -exempt-networks serves the callers whose counted address (after the
 // proxy rules, anonymous or signed in) is in one of the networks given
