@@ -6,7 +6,7 @@
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
 //		[-warn N] [-drop N] [-admin-token TOKEN]
 //		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]]
-//		[-plan-users PLAN=NAME[,NAME...][;PLAN=...]]
+//		[-plan-users PLAN=NAME[,NAME...][;PLAN=...]] [-headers all|refused|none]
 //
 // Routes:
 //
@@ -34,7 +34,7 @@
 //	GET /healthz              not limited: 200
 //	GET /metrics              with -metrics, not limited: the Prometheus text format,
 //	                          ratescope_decisions_total{scope, kind, outcome} with
-//	                          outcome allowed, denied, failed_open, exempt, shadow
+//	                          outcome allowed, denied, failed_open, exempt, shadow,
 //	                          failed_closed, or reset (a caller's counts cleared)
 //	GET /ws                   WebSocket, balance "ledger": each text message
 //	                          {"id":N,"command":"NAME"} is answered
@@ -44,7 +44,7 @@
 //	DELETE /admin/limits/SCOPE?caller=ADDRESS or ?user=NAME
 //	                          with -admin-token, not limited: with header
 //	                          X-Admin-Token: TOKEN, clears that caller's counts in
-//	                          SCOPE (api, autocomplete.NAME or ledger) and answers
+//	                          SCOPE (api, login, autocomplete.NAME or ledger) and answers
 //	                          204; 403 for a missing or wrong token (nothing
 //	                          changes), 404 for an unknown scope, 400 for a bad
 //	                          ADDRESS (IPv4, or IPv6 counted by its /64) or for
@@ -68,6 +68,10 @@
 // dataset, sample, measurement, person, organization, publication, tag,
 // ror. Each has limits of its own, counted apart from the API's.
 //
+// Any other path is 404, and a path above asked with another method 405,
+// neither limited nor counted. The answers (status, the rate-limit fields,
+// the bodies) are the same on every -framework.
+//
 // "Authorization: Bearer NAME" signs the caller in as user NAME (a
 // demonstration: there is no password); without it the caller is anonymous
 // and counted by address. POST /api/login is always counted by address,
@@ -76,7 +80,8 @@
 // counted before the password is checked and a right one is given back,
 // so that 50 wrong attempts at once get five 401s and 45 429s. -rates replaces starting rates, as in
 // -rates "api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day";
-// a scope it does not name keeps its starting values. -admins names users
+// a scope it does not name keeps its starting values, and the long units
+// are accepted (api.anon=3/minutes,100/days). -admins names users
 // exempt from all limits, /ws and /rpc included. -plan-users gives the
 // users it names their plan's rates in scope "api", set in -rates as
 // api.user@PLAN (-plan-users "gold=alice,bob" -rates
@@ -86,12 +91,15 @@
 // default $REDIS_URL) names a Redis server. -shadow serves every request
 // but counts and reports it as if the limits were enforced (the RateLimit
 // header shows the units left, r=0 once a caller has used its limit). -trusted-proxies reads
-// X-Forwarded-For only from peers inside the networks given.
+// X-Forwarded-For only from peers inside the networks given. -headers says
+// which responses carry RateLimit and RateLimit-Policy (and, on /ws and
+// /rpc, Ratescope-Warning): all (the default), refused (refusals only) or
+// none; a refusal keeps Retry-After whatever it says.
 //
 // -exempt-networks serves the callers whose counted address (after the
 // proxy rules, anonymous or signed in) is in one of the networks given
 // without limits, in every scope, /ws and /rpc included. -fail-closed names
-// scopes (api, autocomplete.NAME, ledger) that refuse their requests while
+// scopes (api, login, autocomplete.NAME, ledger) that refuse their requests while
 // the store fails: 503 with Retry-After (the Redis store's breaker
 // back-off, or 1 second), the JSON body saying the limits cannot be
 // checked; /ws closes with 1013. The other scopes keep failing open. An

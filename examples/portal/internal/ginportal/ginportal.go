@@ -32,6 +32,8 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	// A known path asked with another method is 405, as on Echo.
+	r.HandleMethodNotAllowed = true
 	// Gin's own client address trusts the networks of -trusted-proxies,
 	// or none. With -num-proxies alone it differs from ratescope's
 	// (ginlimit.CheckClientIP would warn, W612); nothing in the portal

@@ -78,9 +78,10 @@ type Options struct {
 	// TrustedProxies are the networks of the reverse proxies: when set,
 	// X-Forwarded-For is read only from peers inside them. Default: none.
 	TrustedProxies core.Networks
-	// Rates replace the starting rates, keyed SCOPE.KIND: the scope "api"
-	// or a search box's, autocomplete.Scope(NAME). A scope it does not
-	// name keeps its starting values.
+	// Rates replace the starting rates, keyed SCOPE.KIND: the scope "api",
+	// [ScopeLogin] or a search box's, autocomplete.Scope(NAME), and
+	// api.user@PLAN for the plans of PlanUsers. A scope it does not name
+	// keeps its starting values.
 	Rates core.RateTable
 	// Shadow runs the whole limiter in shadow mode: every request is
 	// served, and counted and reported as if the limits were enforced.
@@ -134,7 +135,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
 	fs.Var(&o.NumProxies, "num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
 	fs.Var(&o.TrustedProxies, "trusted-proxies", "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
-	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api or autocomplete.NAME, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/min,1000/day\"")
+	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
 	fs.Var(&o.Headers, "headers", "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
 	fs.BoolVar(&o.Metrics, "metrics", false, "serve GET /metrics in the Prometheus text format")
@@ -146,7 +147,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE")
 	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
-	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
+	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
 	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -120,3 +120,23 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 		assert.Equal(t, body, string(rest), "the body is put back")
 	}
 }
+
+// TestContractFlags checks that the command lines the contract and the
+// usage text show are accepted and build a portal: long units, the scope
+// login, a plan, and -fail-closed login.
+func TestContractFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"-rates", "api.anon=3/minutes,100/days"},
+		{"-rates", "api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days"},
+		{"-rates", "login.anon=3/min", "-fail-closed", "login,api"},
+		{"-plan-users", "gold=alice,bob", "-rates", "api.user@gold=10/min,1000/day"},
+		{"-exempt-networks", "198.51.100.0/24,2001:db8::/32", "-admin-token", "s3cret", "-headers", "refused"},
+	} {
+		o, err := portal.ParseFlags(args, func(string) string { return "" }, io.Discard)
+		require.NoError(t, err, "%q", args)
+		a, err := portal.New(o, slog.New(slog.DiscardHandler))
+		require.NoError(t, err, "%q", args)
+		require.NoError(t, a.Close())
+	}
+}
