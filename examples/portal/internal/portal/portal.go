@@ -146,7 +146,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE")
 	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
-	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
+	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, autocomplete.NAME, ledger, login) that refuse with 503 while the store fails")
 	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
