@@ -340,6 +340,9 @@ func TestFailClosedClusterMasterDown(t *testing.T) {
 	}
 }
 
+// failClosedMasterDown starts a cluster of its own, takes its first master
+// down with down, and checks the decisions of callers on each master (see
+// TestFailClosedClusterMasterDown).
 func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	ctx := context.Background()
 	cl := redistest.ClusterFor(t, 3)
