@@ -3,11 +3,15 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -75,4 +79,373 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 	assert.True(t, api.Allowed, "the other scope fails open")
 	assert.Equal(t, core.OutcomeFailedOpen, api.Outcome)
 	assert.Equal(t, int64(6), lim.StoreFailures())
+}
+
+// retryAfter returns the Retry-After of h in whole seconds.
+func retryAfter(t *testing.T, h http.Header) int {
+	t.Helper()
+	n, err := strconv.Atoi(h.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After %q", h.Get("Retry-After"))
+	return n
+}
+
+// TestFailClosedOnAPausedRedis pauses Redis (SIGSTOP: the connections stay
+// open, nothing answers) under a limiter with a scope that fails closed.
+// Every decision of the scope, 20 at once and then one by one, is refused
+// once the store's Timeout passes, with a Retry-After of at least 1 and
+// never longer than the breaker's back-off, and the scope that fails open
+// serves meanwhile. After SIGCONT, and the back-off on the fake clock,
+// requests are counted again, in the counts Redis kept.
+func TestFailClosedOnAPausedRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	clock := storetest.NewClock(time.Now())
+	const backoff = 3 * time.Second
+	s := newStore(t, redisstore.Config{
+		Client:          client,
+		Timeout:         100 * time.Millisecond,
+		BreakerBackoff:  backoff,
+		BreakerFailures: 2,
+		Now:             clock.Now,
+		Logger:          slog.New(slog.DiscardHandler),
+	})
+	const limit = 100
+	lim, err := core.New(core.Config{
+		Store:            s,
+		Scopes:           append(core.DefaultScopes(), core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(limit)}, User: []core.Rate{core.PerMinute(limit)}}),
+		FailClosedScopes: []string{"login"},
+		Now:              clock.Now,
+		Logger:           slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	login, err := lim.Guard("login", 1)
+	require.NoError(t, err)
+	caller := anon("192.0.2.20")
+
+	var d core.Decision
+	for range 2 {
+		login.DecideInto(ctx, &d, caller, "", http.Header{})
+		require.Equal(t, core.OutcomeAllowed, d.Outcome, "Redis answers")
+	}
+	before := s.Stats()
+
+	require.NoError(t, srv.Pause())
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = srv.Resume()
+		}
+	})
+	const burst = 20
+	var wg sync.WaitGroup
+	decisions := make([]core.Decision, burst)
+	headers := make([]http.Header, burst)
+	for i := range burst {
+		headers[i] = http.Header{}
+		wg.Go(func() { login.DecideInto(ctx, &decisions[i], caller, "", headers[i]) })
+	}
+	wg.Wait()
+	for i := range burst {
+		assert.Equal(t, core.OutcomeFailedClosed, decisions[i].Outcome, "decision %d of the burst", i+1)
+		assert.False(t, decisions[i].Allowed)
+		assert.Equal(t, http.StatusServiceUnavailable, decisions[i].Status())
+		ra := retryAfter(t, headers[i])
+		assert.GreaterOrEqual(t, ra, 1)
+		assert.LessOrEqual(t, ra, int(backoff/time.Second), "never longer than the back-off")
+	}
+	// One by one until the breaker is open: at most BreakerFailures more
+	// calls go to Redis and wait for the Timeout.
+	for i := 0; !s.Stats().BreakerOpen; i++ {
+		require.Less(t, i, 2, "the breaker opens after 2 failed round trips")
+		h := http.Header{}
+		login.DecideInto(ctx, &d, caller, "", h)
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+		want := "1" // a call that timed out does not say how long Redis will be away
+		if errors.Is(d.StoreErr, redisstore.ErrUnavailable) {
+			want = "3" // the burst's last failure opened the breaker meanwhile
+		}
+		assert.Equal(t, want, h.Get("Retry-After"))
+	}
+	sent := s.Stats().Calls - before.Calls
+	for range 5 {
+		h := http.Header{}
+		login.DecideInto(ctx, &d, caller, "", h)
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+		assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
+		assert.Equal(t, "3", h.Get("Retry-After"), "the breaker's back-off")
+	}
+	assert.Equal(t, sent, s.Stats().Calls-before.Calls, "an open breaker sends nothing")
+	api, err := lim.Allow(ctx, "api", caller)
+	require.NoError(t, err)
+	assert.True(t, api.Allowed, "the scope that fails open serves")
+	assert.Equal(t, core.OutcomeFailedOpen, api.Outcome)
+	failures := lim.StoreFailures()
+	t.Logf("paused: %d decisions refused, %d of them sent to Redis; %+v", failures-1, sent, s.Stats())
+
+	require.NoError(t, srv.Resume())
+	resumed = true
+	login.DecideInto(ctx, &d, caller, "", http.Header{})
+	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
+	require.Eventually(t, func() bool {
+		clock.Advance(backoff)
+		login.DecideInto(ctx, &d, caller, "", http.Header{})
+		return d.Outcome == core.OutcomeAllowed
+	}, 10*time.Second, 10*time.Millisecond, "counted again once Redis answers")
+	// Redis runs the commands it had received when it resumes: the
+	// refused requests that reached it count against their caller. It may
+	// run some after the call above, on a connection of its own.
+	late := limit - 3 - d.Limits()[0].Remaining
+	t.Logf("after resuming: %d of the %d refused calls sent to Redis were counted already", late, sent)
+	assert.GreaterOrEqual(t, late, int64(0))
+	assert.LessOrEqual(t, late, sent, "nothing counted that was not sent")
+
+	fresh := anon("192.0.2.21")
+	for i := range limit {
+		login.DecideInto(ctx, &d, fresh, "", http.Header{})
+		require.Equal(t, core.OutcomeAllowed, d.Outcome, "request %d", i+1)
+		assert.Equal(t, int64(limit-1-i), d.Limits()[0].Remaining, "counted")
+	}
+	login.DecideInto(ctx, &d, fresh, "", http.Header{})
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "counted up to the limit")
+}
+
+// TestFailClosedBalanceOnAPausedRedis is TestFailClosedOnAPausedRedis for
+// balance scopes: with Redis paused, every charge of the scope that fails
+// closed is refused, 20 at once and then one by one, with a Retry-After of
+// at least 1 and never longer than the breaker's back-off, while the
+// balance scope that fails open serves; after SIGCONT the charges are
+// counted again.
+func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	clock := storetest.NewClock(time.Now())
+	const backoff = 3 * time.Second
+	s := newStore(t, redisstore.Config{
+		Client:          client,
+		Timeout:         100 * time.Millisecond,
+		BreakerBackoff:  backoff,
+		BreakerFailures: 2,
+		Now:             clock.Now,
+		Logger:          slog.New(slog.DiscardHandler),
+	})
+	lim, err := core.New(core.Config{
+		Store:    s,
+		Balances: []core.BalanceScope{{Name: "rpc", FailClosed: true}, {Name: "ws"}},
+		Now:      clock.Now,
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	rpc, err := lim.BalanceGuard("rpc")
+	require.NoError(t, err)
+	ws, err := lim.BalanceGuard("ws")
+	require.NoError(t, err)
+	caller := anon("192.0.2.30")
+	const cost = 320 // 10 of balance in the default 32 s window
+
+	for range 2 {
+		d := rpc.Charge(ctx, caller, cost)
+		require.Equal(t, core.OutcomeAllowed, d.Outcome, "Redis answers")
+	}
+	before := s.Stats()
+
+	require.NoError(t, srv.Pause())
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			_ = srv.Resume()
+		}
+	})
+	const burst = 20
+	var wg sync.WaitGroup
+	decisions := make([]*core.BalanceDecision, burst)
+	for i := range burst {
+		wg.Go(func() { decisions[i] = rpc.Charge(ctx, caller, cost) })
+	}
+	wg.Wait()
+	for i, d := range decisions {
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "charge %d of the burst", i+1)
+		assert.False(t, d.Allowed)
+		assert.False(t, d.Checked)
+		h := http.Header{}
+		d.SetHeaders(h)
+		ra := retryAfter(t, h)
+		assert.GreaterOrEqual(t, ra, 1)
+		assert.LessOrEqual(t, ra, int(backoff/time.Second), "never longer than the back-off")
+	}
+	for i := 0; !s.Stats().BreakerOpen; i++ {
+		require.Less(t, i, 2, "the breaker opens after 2 failed round trips")
+		d := rpc.Charge(ctx, caller, cost)
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+		want := core.DefaultStoreRetryAfter // a call that timed out does not say how long Redis will be away
+		if errors.Is(d.StoreErr, redisstore.ErrUnavailable) {
+			want = backoff // the burst's last failure opened the breaker meanwhile
+		}
+		assert.Equal(t, want, d.RetryAfter)
+	}
+	sent := s.Stats().Calls - before.Calls
+	for range 5 {
+		d := rpc.Charge(ctx, caller, cost)
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+		assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
+		h := http.Header{}
+		d.SetHeaders(h)
+		assert.Equal(t, "3", h.Get("Retry-After"), "the breaker's back-off")
+	}
+	assert.Equal(t, sent, s.Stats().Calls-before.Calls, "an open breaker sends nothing")
+	open := ws.Charge(ctx, caller, cost)
+	assert.True(t, open.Allowed, "the balance scope that fails open serves")
+	assert.Equal(t, core.OutcomeFailedOpen, open.Outcome)
+	t.Logf("paused: %d charges refused, %d of them sent to Redis; %+v", lim.StoreFailures()-1, sent, s.Stats())
+
+	require.NoError(t, srv.Resume())
+	resumed = true
+	var d *core.BalanceDecision
+	require.Eventually(t, func() bool {
+		clock.Advance(backoff)
+		d = rpc.Charge(ctx, caller, cost)
+		return d.Outcome == core.OutcomeAllowed
+	}, 10*time.Second, 10*time.Millisecond, "charged again once Redis answers")
+	assert.True(t, d.Checked)
+	// The refused charges that reached Redis count too (Redis runs them
+	// when it resumes, some maybe after the call above), less the decay of
+	// the seconds the fake clock moved on.
+	t.Logf("after resuming: balance %d, at most %d", d.Balance, 10*(3+sent))
+	assert.LessOrEqual(t, d.Balance, 10*(3+sent), "nothing counted that was not sent")
+
+	fresh := anon("192.0.2.31")
+	for i := range 3 {
+		d := rpc.Charge(ctx, fresh, cost)
+		assert.Equal(t, core.OutcomeAllowed, d.Outcome)
+		assert.True(t, d.Checked)
+		assert.Equal(t, int64(10*(i+1)), d.Balance, "charged")
+	}
+}
+
+// TestFailClosedClusterMasterDown takes one master of a Redis Cluster of
+// three down, stopped or paused, under a limiter with a scope that fails
+// closed and one that fails open: the callers whose keys live on that
+// master are refused in the first (Retry-After at least 1, at most the
+// back-off) and served uncounted in the second, while the callers on the
+// other two masters are decided as before in both, allowed and then denied
+// at their limit, every decision counted: the breaker is per node.
+func TestFailClosedClusterMasterDown(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		down func(*redistest.Server) error
+	}{
+		{name: "stopped", down: (*redistest.Server).Stop},
+		{name: "paused", down: (*redistest.Server).Pause},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			failClosedMasterDown(t, tc.down)
+		})
+	}
+}
+
+// failClosedMasterDown starts a cluster of its own, takes its first master
+// down with down, and checks the decisions of callers on each master (see
+// TestFailClosedClusterMasterDown).
+func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
+	ctx := context.Background()
+	cl := redistest.ClusterFor(t, 3)
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = client.Close() })
+	clock := storetest.NewClock(time.Now())
+	const backoff = 3 * time.Second
+	s := newStore(t, redisstore.Config{
+		Client: client,
+		// A Timeout well above the hiccups of a loaded machine: what is
+		// tested is that one master's failure stays its own.
+		Timeout:         250 * time.Millisecond,
+		BreakerBackoff:  backoff,
+		BreakerFailures: 2,
+		Now:             clock.Now,
+		Logger:          slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, s.Ping(ctx))
+	const limit = 5
+	rates := []core.Rate{core.PerMinute(limit)}
+	lim, err := core.New(core.Config{
+		Store:            s,
+		Scopes:           []core.Scope{{Name: "login", Anon: rates, User: rates}, {Name: "api", Anon: rates, User: rates}},
+		FailClosedScopes: []string{"login"},
+		Now:              clock.Now,
+		Logger:           slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	dead := cl.Nodes()[0]
+	// Two users on each master.
+	var onDead, healthy []string
+	per := map[string]int{}
+	for i := 0; len(onDead)+len(healthy) < 6; i++ {
+		require.Less(t, i, 1000)
+		id := fmt.Sprintf("user-%d", i)
+		m := masterOf(t, client, id)
+		if per[m] == 2 {
+			continue
+		}
+		per[m]++
+		if m == dead.Addr {
+			onDead = append(onDead, id)
+		} else {
+			healthy = append(healthy, id)
+		}
+	}
+	decide := func(scope, id string) (core.Decision, http.Header) {
+		g, err := lim.Guard(scope, 1)
+		require.NoError(t, err)
+		var d core.Decision
+		h := http.Header{}
+		g.DecideInto(ctx, &d, core.Caller{User: id}, "", h)
+		return d, h
+	}
+	for _, id := range append(onDead, healthy...) {
+		for _, scope := range []string{"login", "api"} {
+			d, _ := decide(scope, id)
+			require.Equal(t, core.OutcomeAllowed, d.Outcome, "%s in %s: all masters up", id, scope)
+		}
+	}
+
+	require.NoError(t, down(dead))
+	t.Cleanup(func() { _ = dead.Resume() })
+	// Rounds 2 to limit+1: the healthy callers are allowed up to their
+	// limit, then denied.
+	for round := 2; round <= limit+1; round++ {
+		for _, id := range onDead {
+			d, h := decide("login", id)
+			assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "%s round %d: refused", id, round)
+			assert.Equal(t, http.StatusServiceUnavailable, d.Status())
+			ra := retryAfter(t, h)
+			assert.GreaterOrEqual(t, ra, 1)
+			assert.LessOrEqual(t, ra, int(backoff/time.Second), "never longer than the back-off")
+			d, _ = decide("api", id)
+			assert.Equal(t, core.OutcomeFailedOpen, d.Outcome, "%s round %d: served uncounted", id, round)
+			assert.True(t, d.Allowed)
+		}
+		for _, id := range healthy {
+			for _, scope := range []string{"login", "api"} {
+				d, _ := decide(scope, id)
+				want := core.OutcomeAllowed
+				if round > limit {
+					want = core.OutcomeDenied
+				}
+				assert.Equal(t, want, d.Outcome, "%s in %s, round %d", id, scope, round)
+				require.True(t, d.Checked, "%s in %s, round %d: counted", id, scope, round)
+				assert.Equal(t, int64(max(limit-round, 0)), d.Limits()[0].Remaining, "%s in %s, round %d", id, scope, round)
+			}
+		}
+	}
+	st := s.Stats()
+	assert.Equal(t, 1, st.OpenNodes, "only the down master's breaker is open: %+v", st)
+	d, h := decide("login", onDead[0])
+	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+	assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
+	assert.Equal(t, "3", h.Get("Retry-After"), "the breaker's back-off")
+	t.Logf("one master of 3 down: %d users on it, %d on the others; %+v", len(onDead), len(healthy), st)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -163,6 +164,95 @@ func TestFailClosed(t *testing.T) {
 			return resp.StatusCode == http.StatusOK && resp.Header.Get("RateLimit") != ""
 		}, 20*time.Second, 50*time.Millisecond, "%s serves and counts again once Redis is back", frameworks[i])
 	}
+}
+
+// loginFrom sends POST /api/login with body from addr (the portal behind
+// one proxy), signed in as user unless user is "".
+func (p *process) loginFrom(t *testing.T, body, addr, user string) (*http.Response, []byte) {
+	t.Helper()
+	h := map[string]string{"Content-Type": "application/json", "X-Forwarded-For": addr}
+	if user != "" {
+		h["Authorization"] = "Bearer " + user
+	}
+	return p.sendBytes(t, http.MethodPost, "/api/login", body, h)
+}
+
+// TestFailClosedLogin runs the portal on every framework against one
+// Redis with -fail-closed login, and stops Redis: every sign-in attempt,
+// right, wrong, malformed or signed in, is refused with 503 and
+// Retry-After before the password is checked (no 200, no 401), while the
+// API fails open; the metrics count failed_closed. Once Redis is back, a
+// right attempt is served and given back, and the wrong ones are counted
+// again, together on the three.
+func TestFailClosedLogin(t *testing.T) {
+	t.Parallel()
+	srv := redistest.ServerFor(t)
+	var procs []*process
+	for _, fw := range frameworks {
+		procs = append(procs, start(t, "-framework", fw, "-num-proxies", "1", "-metrics", "-fail-closed", "login",
+			"-redis", "redis://"+srv.Addr+"/0"))
+	}
+	const guesser = "192.0.2.50"
+	for i, p := range procs {
+		resp, body := p.loginFrom(t, credentials("frank", "pw-frank"), guesser, "")
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", frameworks[i], body)
+		require.Contains(t, resp.Header.Get("RateLimit"), `"login.anon.15min";r=4;`, "counted in Redis, then given back")
+	}
+
+	require.NoError(t, srv.Stop())
+	attempts := []struct{ body, user string }{
+		{body: credentials("frank", "pw-frank")},
+		{body: credentials("frank", "guess")},
+		{body: "not json"},
+		{body: credentials("frank", "guess"), user: "bob"},
+	}
+	for i, p := range procs {
+		for range 2 {
+			for _, a := range attempts {
+				resp, body := p.loginFrom(t, a.body, guesser, a.user)
+				require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s, %s: refused before the password is checked: %s", frameworks[i], a.body, body)
+				assert.Equal(t, "1", resp.Header.Get("Retry-After"), "the breaker's back-off (1s), or the default")
+				assert.Empty(t, resp.Header.Get("RateLimit"))
+				var deny core.DenyBody
+				require.NoError(t, json.Unmarshal(body, &deny), "%s", body)
+				assert.Equal(t, core.DenyBody{Detail: "Service unavailable: the rate limits cannot be checked. Expected available in 1 seconds.", RetryAfter: 1}, deny)
+			}
+		}
+		resp, body := p.getWith(t, "/api/records", map[string]string{"X-Forwarded-For": guesser})
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s: the API fails open: %s", frameworks[i], body)
+
+		m := p.metrics(t)
+		assert.Equal(t, 8.0, m[decisions("login", "anon", "failed_closed")], frameworks[i])
+		assert.Equal(t, 1.0, m[decisions("login", "anon", "allowed")], "%s: only the attempt before Redis stopped", frameworks[i])
+		assert.Zero(t, m[decisions("login", "anon", "failed_open")], frameworks[i])
+		assert.Equal(t, 1.0, m[decisions("api", "anon", "failed_open")], frameworks[i])
+		assert.Contains(t, p.stderr.String(), "request refused (the scope fails closed)", "logged")
+		assert.Contains(t, p.stderr.String(), "scope=login")
+	}
+
+	require.NoError(t, srv.Restart())
+	for i, p := range procs {
+		require.Eventually(t, func() bool {
+			resp, _ := p.getWith(t, "/api/records", map[string]string{"X-Forwarded-For": "192.0.2.51"})
+			return resp.StatusCode == http.StatusOK && resp.Header.Get("RateLimit") != ""
+		}, 20*time.Second, 50*time.Millisecond, "%s counts again once Redis is back", frameworks[i])
+	}
+	// An address of its own: a round trip the store gave up on while Redis
+	// was down may reach it once it is back, and count the guesser's
+	// refused attempts (docs/reliability.md, "Fail closed per scope").
+	// The restarted Redis is otherwise empty, and the right attempts are
+	// given back: the wrong ones over the three processes count from 5.
+	const fresh = "192.0.2.52"
+	for i, p := range procs {
+		resp, body := p.loginFrom(t, credentials("frank", "pw-frank"), fresh, "")
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: the password is checked again: %s", frameworks[i], body)
+		assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "%s: counted, then given back", frameworks[i])
+		resp, body = p.loginFrom(t, credentials("frank", "guess"), fresh, "")
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", frameworks[i], body)
+		assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "%s: counted", frameworks[i])
+	}
+	resp, _ := procs[0].loginFrom(t, credentials("frank", "pw-frank"), guesser, "")
+	t.Logf("the guesser after the recovery (its refused attempts may count): %d, RateLimit %q", resp.StatusCode, resp.Header.Get("RateLimit"))
 }
 
 // TestAllowlistAndFailClosedUsage checks that a bad -exempt-networks or an

@@ -99,11 +99,12 @@
 // -exempt-networks serves the callers whose counted address (after the
 // proxy rules, anonymous or signed in) is in one of the networks given
 // without limits, in every scope, /ws and /rpc included. -fail-closed names
-// scopes (api, login, autocomplete.NAME, ledger) that refuse their requests while
-// the store fails: 503 with Retry-After (the Redis store's breaker
+// scopes (api, autocomplete.NAME, ledger, login) that refuse their requests
+// while the store fails: 503 with Retry-After (the Redis store's breaker
 // back-off, or 1 second), the JSON body saying the limits cannot be
-// checked; /ws closes with 1013. The other scopes keep failing open. An
-// unknown scope is a usage error.
+// checked, before the handler runs (a sign-in's password is not checked);
+// /ws closes with 1013. The other scopes keep failing open. An unknown
+// scope is a usage error.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601
 // while -num-proxies is not set. It exits with status 2 for a bad command
