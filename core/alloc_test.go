@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,14 @@ func TestNoAllocationForPlans(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { g.ForPlan("gold").DecideInto(ctx, &d, alice, "", h) })
 	assert.Equal(t, 2.0, allocs, "ForPlan, then DecideInto: the header values and the RateLimit value")
 	assert.Equal(t, "gold", d.Plan())
+}
+
+// TestDecisionSizes holds the size classes of what a decision may put on
+// the heap: a Decision copied for the deny handler or kept for the
+// handlers (320 B), and the BalanceDecision every balance charge returns
+// (112 B). A field that takes either to the next class costs every
+// request that allocates it, whether its feature is used or not.
+func TestDecisionSizes(t *testing.T) {
+	assert.LessOrEqual(t, reflect.TypeFor[core.Decision]().Size(), uintptr(320), "core.Decision")
+	assert.LessOrEqual(t, reflect.TypeFor[core.BalanceDecision]().Size(), uintptr(112), "core.BalanceDecision")
 }

@@ -255,6 +255,14 @@ type BalanceDecision struct {
 	// dropped (a drop charges DropCost); false when the
 	// store failed (fail open) or the caller is exempt.
 	Checked bool
+	// Outcome is what became of the request: [OutcomeAllowed],
+	// [OutcomeDenied] (dropped), [OutcomeFailedOpen], [OutcomeExempt] or
+	// [OutcomeFailedClosed].
+	Outcome Outcome
+	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
+	// BalanceDecision made by hand. (The small fields come first, so that
+	// a BalanceDecision stays in the 112-byte size class.)
+	headers HeaderMode
 	// Scope is the name of the balance scope.
 	Scope string
 	// Caller is whose balance was charged.
@@ -266,19 +274,6 @@ type BalanceDecision struct {
 	// StoreErr is the store's error when the decision failed open or
 	// failed closed.
 	StoreErr error
-	// Outcome is what became of the request: [OutcomeAllowed],
-	// [OutcomeDenied] (dropped), [OutcomeFailedOpen], [OutcomeExempt] or
-	// [OutcomeFailedClosed].
-	Outcome Outcome
-
-	// RetryAfter is, when the scope failed closed, how long the store's
-	// error says it will fail ([RetryAfterError]), or
-	// [DefaultStoreRetryAfter]; 0 otherwise.
-	RetryAfter time.Duration
-
-	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
-	// BalanceDecision made by hand.
-	headers HeaderMode
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([HeaderWarning]) to h when
@@ -293,8 +288,19 @@ func (d *BalanceDecision) SetHeaders(h http.Header) {
 		h[HeaderWarning] = []string{LoadWarning}
 	}
 	if d.Outcome == OutcomeFailedClosed {
-		h[HeaderRetryAfter] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10)}
+		h[HeaderRetryAfter] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter()), 1), 10)}
 	}
+}
+
+// RetryAfter returns, when the scope failed closed ([OutcomeFailedClosed]),
+// how long the store's error says it will fail ([RetryAfterError]), or
+// [DefaultStoreRetryAfter]; 0 otherwise. It is read from StoreErr, so that
+// a decision carries no field for it.
+func (d *BalanceDecision) RetryAfter() time.Duration {
+	if d.Outcome != OutcomeFailedClosed {
+		return 0
+	}
+	return storeRetryAfter(d.StoreErr)
 }
 
 // A BalanceGuard charges the requests of one balance scope. Build it once per
@@ -380,7 +386,7 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
 	if err != nil && s.FailClosed {
 		l.storeFailedClosed(ctx, now, s.Name, err)
-		d.StoreErr, d.Outcome, d.RetryAfter = err, OutcomeFailedClosed, storeRetryAfter(err)
+		d.StoreErr, d.Outcome = err, OutcomeFailedClosed
 		l.observeBalance(ctx, d, start)
 		return d
 	}

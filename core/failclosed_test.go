@@ -137,7 +137,7 @@ func TestFailClosedBalance(t *testing.T) {
 		d := b.Decide(context.Background(), anonCaller("192.0.2.1"), 20, h)
 		assert.False(t, d.Allowed, scope)
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
-		assert.Equal(t, 2*time.Second, d.RetryAfter)
+		assert.Equal(t, 2*time.Second, d.RetryAfter())
 		assert.Equal(t, http.Header{"Retry-After": {"2"}}, h)
 	}
 	b, err := lim.BalanceGuard("ws")
