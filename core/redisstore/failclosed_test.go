@@ -284,7 +284,7 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 		if errors.Is(d.StoreErr, redisstore.ErrUnavailable) {
 			want = backoff // the burst's last failure opened the breaker meanwhile
 		}
-		assert.Equal(t, want, d.RetryAfter)
+		assert.Equal(t, want, d.RetryAfter())
 	}
 	sent := s.Stats().Calls - before.Calls
 	for range 5 {
