@@ -63,6 +63,10 @@ func (l *Limiter) CheckGiveBack() error {
 // the store, and a second call does nothing, even after a store error. A give-back after the window moved on past the bucket the
 // request was counted in changes nothing (see [GiveBackStore]).
 //
+// The give-back is not cut short when ctx ends (a client that hung up
+// once its request was handled still made the attempt): GiveBack keeps
+// ctx's values but not its cancellation.
+//
 // The error wraps [ErrNoGiveBack] if the store cannot give units back, or
 // is the store's: the units then stay counted (the strict side), and the
 // error is logged at most once per Config.ErrorLogInterval. GiveBack keeps
@@ -76,13 +80,12 @@ func (l *Limiter) GiveBack(ctx context.Context, d *Decision) error {
 		return l.CheckGiveBack()
 	}
 	d.givenBack = true
+	ctx = context.WithoutCancel(ctx)
 	req := Request{Scope: d.Scope, Caller: d.Caller, Limits: d.limits.rates, Cost: d.Cost, Now: l.now()}
 	if err := l.giver.GiveBack(ctx, req, d.res.At); err != nil {
-		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-			if quiet, ok := l.errLog.allow(req.Now); ok {
-				l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
-					slog.String("scope", d.Scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
-			}
+		if quiet, ok := l.errLog.allow(req.Now); ok {
+			l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
+				slog.String("scope", d.Scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
 		}
 		return err
 	}

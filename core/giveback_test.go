@@ -120,3 +120,34 @@ func TestCheckGiveBack(t *testing.T) {
 	})})
 	assert.ErrorIs(t, lim.CheckGiveBack(), core.ErrNoGiveBack)
 }
+
+// ctxGiver is a memory store whose give-back fails once its context has
+// ended, as a store that sends it over the network does.
+type ctxGiver struct{ *memstore.Store }
+
+func (s ctxGiver) GiveBack(ctx context.Context, req core.Request, at int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.Store.GiveBack(ctx, req, at)
+}
+
+// TestGiveBackOutlivesTheRequest: a client that hung up once its request
+// was handled made the attempt; its give-back is not cut short, so that no
+// adapter has to detach the request's context itself.
+func TestGiveBackOutlivesTheRequest(t *testing.T) {
+	t.Parallel()
+	ms := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = ms.Close() })
+	lim := newLimiter(t, core.Config{Store: ctxGiver{ms}, Rates: map[string]string{"api.anon": "1/min,10/day"}})
+	ip := anonCaller("192.0.2.1")
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := lim.Allow(ctx, "api", ip)
+	require.NoError(t, err)
+	require.True(t, d.Allowed)
+	cancel()
+	require.NoError(t, lim.GiveBack(ctx, &d), "a give-back after the client hung up")
+	again, err := lim.Allow(context.Background(), "api", ip)
+	require.NoError(t, err)
+	assert.True(t, again.Allowed, "the unit was given back")
+}

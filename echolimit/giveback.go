@@ -1,8 +1,6 @@
 package echolimit
 
 import (
-	"context"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratescope/ratescope/core"
@@ -17,10 +15,10 @@ func GiveBackSuccess(c echo.Context) bool {
 }
 
 // giveBack gives d's units back if Config.GiveBack says so. The give-back
-// outlives a client that hung up once its request was handled: the attempt
-// was made.
+// outlives a client that hung up once its request was handled (see
+// [core.Limiter.GiveBack]).
 func (m *limiter) giveBack(c echo.Context, d *core.Decision) {
 	if m.cfg.GiveBack(c) {
-		_ = m.cfg.Limiter.GiveBack(context.WithoutCancel(c.Request().Context()), d) // logged by the Limiter; the units stay counted
+		_ = m.cfg.Limiter.GiveBack(c.Request().Context(), d) // logged by the Limiter; the units stay counted
 	}
 }

@@ -1,8 +1,6 @@
 package ginlimit
 
 import (
-	"context"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratescope/ratescope/core"
@@ -17,11 +15,12 @@ func GiveBackSuccess(c *gin.Context) bool {
 }
 
 // serveGivingBack runs the handlers after the middleware, then gives d's
-// units back if Config.GiveBack says so. The give-back outlives a client
-// that hung up once its request was handled: the attempt was made.
+// units back if Config.GiveBack says so. The give-back outlives a
+// client that hung up once its request was handled (see
+// [core.Limiter.GiveBack]).
 func (m *middleware) serveGivingBack(c *gin.Context, d *core.Decision) {
 	c.Next()
 	if m.cfg.GiveBack(c) {
-		_ = m.cfg.Limiter.GiveBack(context.WithoutCancel(c.Request.Context()), d) // logged by the Limiter; the units stay counted
+		_ = m.cfg.Limiter.GiveBack(c.Request.Context(), d) // logged by the Limiter; the units stay counted
 	}
 }
