@@ -385,13 +385,13 @@ func (b *BalanceGuard) Charge(ctx context.Context, caller Caller, cost int64) *B
 	now := l.now()
 	res, err := l.bstore.Charge(ctx, BalanceRequest{Scope: s.Name, Caller: caller, Policy: s.BalancePolicy, Cost: cost, Now: now})
 	if err != nil && s.FailClosed {
-		l.storeFailedClosed(ctx, now, s.Name, err)
+		l.storeFailed(ctx, now, s.Name, err, true)
 		d.StoreErr, d.Outcome = err, OutcomeFailedClosed
 		l.observeBalance(ctx, d, start)
 		return d
 	}
 	if err != nil {
-		l.storeFailed(ctx, now, s.Name, err)
+		l.storeFailed(ctx, now, s.Name, err, false)
 		d.Allowed, d.StoreErr, d.Outcome = true, err, OutcomeFailedOpen
 		l.observeBalance(ctx, d, start)
 		return d

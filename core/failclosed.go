@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -69,24 +68,10 @@ func applyFailClosed(balances map[string]*BalanceScope, names []string) {
 	}
 }
 
-// storeFailedClosed counts and logs, at a limited rate, a store error on a
-// decision in a scope that fails closed: the request is refused. As for
-// [Limiter.storeFailed], a caller that hung up is no failure of the store.
-func (l *Limiter) storeFailedClosed(ctx context.Context, now time.Time, scope string, err error) {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return
-	}
-	l.failures.Add(1)
-	if quiet, ok := l.closedLog.allow(now); ok {
-		l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request refused (the scope fails closed)",
-			slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
-	}
-}
-
 // failClosed fills d, whose scope fails closed, with the refusal of a
 // request the store could not decide.
 func (l *Limiter) failClosed(ctx context.Context, now time.Time, d *Decision, err error) {
-	l.storeFailedClosed(ctx, now, d.Scope, err)
+	l.storeFailed(ctx, now, d.Scope, err, true)
 	d.Allowed = false
 	d.Outcome = OutcomeFailedClosed
 	d.StoreErr = err

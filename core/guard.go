@@ -137,6 +137,7 @@ func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, rout
 // (Config.Observe), so that exempt requests are seen too. As
 // [Guard.DecideInto], it keeps no reference to d.
 func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
-	*d = Decision{Allowed: true, Outcome: OutcomeExempt, Scope: g.scope.name, Caller: caller, Cost: g.routeCost(route, caller.Kind())}
+	*d = Decision{}
+	exemptDecision(d, g.scope, caller, g.routeCost(route, caller.Kind()))
 	g.lim.observe(ctx, d, time.Time{})
 }

@@ -227,17 +227,23 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 }
 
 // storeFailed counts and logs, at a limited rate, a store error on a
-// decision in scope at now: the request is allowed without counting.
+// decision in scope at now: the request is allowed without counting, or
+// refused when the scope fails closed (closed), each on a log line of its
+// own with a rate of its own.
 //
 // A caller that hung up (its context ended, and the store's error is that
 // context's) is no failure of the store: neither logged nor counted.
-func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error) {
+func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error, closed bool) {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return
 	}
 	l.failures.Add(1)
-	if quiet, ok := l.errLog.allow(now); ok {
-		l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed; request allowed without counting (fail open)",
+	log, msg := &l.errLog, "ratescope: store failed; request allowed without counting (fail open)"
+	if closed {
+		log, msg = &l.closedLog, "ratescope: store failed; request refused (the scope fails closed)"
+	}
+	if quiet, ok := log.allow(now); ok {
+		l.logger.LogAttrs(ctx, slog.LevelError, msg,
 			slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
 	}
 }
@@ -262,7 +268,7 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 			l.failClosed(ctx, now, d, err)
 			return
 		}
-		l.storeFailed(ctx, now, s.name, err)
+		l.storeFailed(ctx, now, s.name, err, false)
 		d.Allowed = true
 		d.Outcome = OutcomeFailedOpen
 		d.StoreErr = err

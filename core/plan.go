@@ -22,17 +22,7 @@ const maxPlanName = 64
 // validPlanName reports whether name is a plan name: 1 to 64 lower-case
 // letters, digits, '_' and '-'.
 func validPlanName(name string) bool {
-	if name == "" || len(name) > maxPlanName {
-		return false
-	}
-	for _, c := range []byte(name) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return name != "" && len(name) <= maxPlanName && nameChars(name, "")
 }
 
 // planSyntax ends the errors about a plan key.

@@ -80,12 +80,16 @@ func DefaultScopes() []Scope {
 }
 
 func validScopeName(name string) bool {
-	if name == "" || strings.HasSuffix(name, ".anon") || strings.HasSuffix(name, ".user") {
-		return false
-	}
+	return name != "" && !strings.HasSuffix(name, ".anon") && !strings.HasSuffix(name, ".user") && nameChars(name, ".")
+}
+
+// nameChars reports whether name is made of lower-case letters, digits,
+// '_', '-' and the bytes of extra only: the characters of scope names
+// (extra "."), and of plan names (extra "").
+func nameChars(name, extra string) bool {
 	for _, c := range []byte(name) {
 		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-', strings.IndexByte(extra, c) >= 0:
 		default:
 			return false
 		}
