@@ -2,7 +2,9 @@ package guards_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,14 +34,16 @@ func TestErrorsNameTheAdapter(t *testing.T) {
 		{"no limiter, balance", second(guards.Balance("wslimit", nil, "ws")), "wslimit: no Limiter: build one with core.New"},
 		{"unknown scope", second(guards.Window("echolimit", lim, "nope", 1, nil, false)), `echolimit: ratescope: unknown scope "nope"`},
 		{"route cost", second(guards.Window("echo5limit", lim, "api", 1, map[string]int64{"/x": 0}, false)), `echo5limit: ratescope: cost 0 of route "/x"`},
-		{"give-back", second(guards.Window("ginlimit", plain, "api", 1, nil, true)), "ginlimit: "},
-		{"unknown balance scope", second(guards.Balance("ginlimit", lim, "ledger")), "ginlimit: "},
+		{"give-back", second(guards.Window("ginlimit", plain, "api", 1, nil, true)), "ginlimit: ratescope: the store cannot give units back"},
+		{"unknown balance scope", second(guards.Balance("ginlimit", lim, "ledger")), `ginlimit: ratescope: unknown balance scope "ledger"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Error(t, tc.err)
-			assert.Contains(t, tc.err.Error(), tc.want)
+			assert.True(t, strings.HasPrefix(tc.err.Error(), tc.want), "%q", tc.err)
 		})
 	}
+	_, err = guards.Window("ginlimit", plain, "api", 1, nil, true)
+	assert.True(t, errors.Is(err, core.ErrNoGiveBack), "the adapter's error wraps the core's")
 	g, err := guards.Window("ginlimit", lim, "api", 1, map[string]int64{"/export": 5}, true)
 	require.NoError(t, err)
 	var d core.Decision
