@@ -73,7 +73,7 @@ func TestSearchBoxesAndAPICountedApart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	lim := newLimiter(t, map[string]string{"api.anon": "2/min,50/day", "autocomplete.project.anon": "3/min,30/day"})
-	ip := core.Caller{Network: netip.MustParsePrefix("203.0.113.1/32")}
+	ip := core.NetworkCaller(netip.MustParsePrefix("203.0.113.1/32"))
 	allowed := func(scope string) bool {
 		d, err := lim.Allow(ctx, scope, ip)
 		require.NoError(t, err)

@@ -59,7 +59,7 @@ var memContenders = []struct {
 		ctx := context.Background()
 		return memSubject{
 			take: func(i int) {
-				caller := core.Caller{Network: netip.PrefixFrom(benchmarks.CallerAddr(i), 32)}
+				caller := core.NetworkCaller(netip.PrefixFrom(benchmarks.CallerAddr(i), 32))
 				if _, err := lim.AllowN(ctx, "api", caller, 1); err != nil {
 					tb.Fatal(err)
 				}

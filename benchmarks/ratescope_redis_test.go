@@ -23,7 +23,7 @@ func init() {
 		}
 		lim := newRatescopeWith(tb, st, []core.Rate{core.PerMinute(int64(n)), core.PerDay(int64(n))}[:limits]...)
 		return func(ctx context.Context, i int) (bool, error) {
-			caller := core.Caller{Network: netip.PrefixFrom(benchmarks.CallerAddr(i), 32)}
+			caller := core.NetworkCaller(netip.PrefixFrom(benchmarks.CallerAddr(i), 32))
 			d, err := lim.AllowN(ctx, "api", caller, 1)
 			if err == nil {
 				err = d.StoreErr

@@ -46,6 +46,9 @@
 //     nobody over a limit is refused.
 //   - ratescope.W611: TrustedProxies is set but NumProxies is 0, so no
 //     X-Forwarded-For is read and the networks are unused.
+//   - ratescope.W613: an exempt network (Config.ExemptNetworks) overlaps
+//     a trusted proxy network (Config.TrustedProxies): the proxies' own
+//     addresses are exempt wherever a caller is counted by one of them.
 //   - ratescope.W612: the web framework's own client address (Gin's
 //     ClientIP, Echo's RealIP) disagrees with the address ratescope
 //     counts; from [ClientIP], which ginlimit.CheckClientIP and
@@ -125,6 +128,7 @@ const (
 	IDShadowMode       = "ratescope.W610"
 	IDProxiesUnused    = "ratescope.W611"
 	IDClientIPDiffers  = "ratescope.W612"
+	IDExemptProxies    = "ratescope.W613"
 )
 
 // configHints are the hints of the E ids.
@@ -181,6 +185,9 @@ func configMessages(cfg core.Config) []Message {
 			Hint:  "Behind proxies, leave NumProxies unset (the networks alone say which entries to skip) or set it to the number of proxies; facing the callers directly, remove TrustedProxies.",
 		})
 	}
+	if m, ok := exemptProxies(cfg); ok {
+		msgs = append(msgs, m)
+	}
 	var shadow []string
 	if !cfg.Shadow {
 		for _, s := range cfg.Scopes {
@@ -207,6 +214,29 @@ func configMessages(cfg core.Config) []Message {
 		})
 	}
 	return msgs
+}
+
+// exemptProxies returns W613 when an exempt network overlaps a trusted
+// proxy network.
+func exemptProxies(cfg core.Config) (Message, bool) {
+	var overlaps []string
+	for _, e := range cfg.ExemptNetworks {
+		for _, p := range cfg.TrustedProxies {
+			if e.Overlaps(p) {
+				overlaps = append(overlaps, e.String()+" and "+p.String())
+			}
+		}
+	}
+	if len(overlaps) == 0 {
+		return Message{}, false
+	}
+	return Message{
+		ID:    IDExemptProxies,
+		Level: Warning,
+		Text:  "exempt networks overlap trusted proxy networks (" + strings.Join(overlaps, "; ") + "): a proxy's address is exempt.",
+		Hint: "ratescope never exempts a caller whose address could not be read through the proxies as configured (it falls back to a proxy's address), " +
+			"but an exempt network that holds the proxies is usually a mistake: exempt the office's own networks, not the load balancers'.",
+	}, true
 }
 
 func proxiesUnset() Message {
@@ -370,7 +400,7 @@ func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request
 		// The framework's address is ratescope's caller if ratescope
 		// counts it there: the same IPv4 address, or an IPv6 address in
 		// the network (/64 by default) it counts.
-		counted := lim.Caller(r, "", "").Network
+		counted := lim.Caller(r, "", "").Network()
 		ours := counted.Addr().String()
 		if a, err := netip.ParseAddr(theirs); err != nil || !counted.Contains(a.Unmap()) {
 			return []Message{{

@@ -215,6 +215,9 @@ func TestShadowAndTrustedProxies(t *testing.T) {
 		{name: "trusted proxies alone are a proxy setting", cfg: core.Config{TrustedProxies: trusted}, want: nil},
 		{name: "trusted proxies with NumProxies 0", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(0)}, want: []string{"ratescope.W611"}, text: "10.0.0.0/8"},
 		{name: "trusted proxies with NumProxies 1", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(1)}, want: nil},
+		{name: "exempt network holding the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.1.0.0/16")}}, want: []string{"ratescope.W613"}, text: "10.1.0.0/16 and 10.0.0.0/8"},
+		{name: "exempt network inside the proxies' network", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/24")}, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, want: []string{"ratescope.W613"}, text: "10.0.0.0/8 and 10.0.0.0/24"},
+		{name: "exempt network apart from the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}}, want: nil},
 		{name: "shadow", cfg: core.Config{NumProxies: core.Proxies(0), Shadow: true}, want: []string{"ratescope.W610"}, text: "the whole limiter"},
 		{name: "shadow scopes", cfg: core.Config{NumProxies: core.Proxies(0), ShadowScopes: []string{"api"}}, want: []string{"ratescope.W610"}, text: "scopes api are"},
 	} {
@@ -251,7 +254,7 @@ func TestClientIP(t *testing.T) {
 
 	// One that agrees: the last entry, as NumProxies 1 says.
 	last := func(r *http.Request) string {
-		return lim.Caller(r, "", "").Network.Addr().String()
+		return lim.Caller(r, "", "").Network().Addr().String()
 	}
 	assert.Empty(t, checks.ClientIP(lim, "Gin", last))
 }

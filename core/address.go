@@ -85,21 +85,29 @@ func (p ProxyCount) String() string {
 // an entry that is not an address stops the walk and the last trusted
 // address is used, so such a caller is counted as a proxy, never as
 // somebody new.
-func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) netip.Addr {
+//
+// asConfigured reports whether the address was read as the settings say:
+// false when it fell back to a proxy's address (the peer, or the last
+// trusted entry), because the header had fewer entries than proxies, an
+// entry that is not an address, or only trusted entries. Such an address
+// is a proxy's, not the caller's: it counts the caller, but never makes it
+// exempt (Config.ExemptNetworks).
+func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) (a netip.Addr, asConfigured bool) {
 	peer, _ := parseHostAddr(remoteAddr)
 	if len(trusted) == 0 {
 		if proxies.n > 0 {
 			if a, ok := forwardedEntry(forwardedFor, proxies.n); ok {
-				return a
+				return a, true
 			}
+			return peer, false // fewer entries than proxies, or not an address
 		}
-		return peer
+		return peer, true
 	}
 	if !peer.IsValid() || !trusted.contains(peer) || (proxies.set && proxies.n == 0) {
-		return peer
+		return peer, true
 	}
 	limit := proxies.n // 0: no limit but the networks
-	caller, walked := peer, 0
+	caller, walked, found := peer, 0, false
 	walkForwarded(forwardedFor, func(entry string) bool {
 		a, ok := parseHostAddr(entry)
 		if !ok {
@@ -107,9 +115,10 @@ func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, tr
 		}
 		caller = a
 		walked++
-		return trusted.contains(a) && walked != limit
+		found = !trusted.contains(a) || walked == limit
+		return !found
 	})
-	return caller
+	return caller, found
 }
 
 // forwardedEntry returns the n-th entry from the right of the list made by

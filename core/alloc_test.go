@@ -55,7 +55,7 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	require.NoError(t, err)
 	h := http.Header{}
 	var d core.Decision
-	allocs := testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, core.Caller{User: "monitor"}, "", h) })
+	allocs := testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, core.UserCaller("monitor"), "", h) })
 	assert.Zero(t, allocs, "Guard.DecideInto of a caller on an allowlist")
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
 
@@ -82,7 +82,7 @@ func TestNoAllocationForPlans(t *testing.T) {
 	require.NoError(t, err)
 	h := http.Header{}
 	var d core.Decision
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	allocs := testing.AllocsPerRun(100, func() { g.ForPlan("gold").DecideInto(ctx, &d, alice, "", h) })
 	assert.Equal(t, 2.0, allocs, "ForPlan, then DecideInto: the header values and the RateLimit value")
 	assert.Equal(t, "gold", d.Plan())

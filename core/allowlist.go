@@ -104,22 +104,32 @@ func newExemptions(cfg *Config) *exemptions {
 	return e
 }
 
-// match reports whether c is exempt: it came from an exempt network
-// ([Limiter.Caller] found so), it is an exempt user, or it is an
-// anonymous caller whose counted network lies in an exempt network.
+// match reports whether c is exempt: [Limiter.Caller] found the request's
+// address, read as configured, in an exempt network; it is an exempt user;
+// or it was built from its network alone ([Limiter.AddrCaller],
+// [NetworkCaller]) and that network lies in an exempt network. A caller
+// whose address could not be read as Config.NumProxies and
+// Config.TrustedProxies say is never exempt by network: the address it
+// fell back to is a proxy's, and the proxies' networks are often the
+// networks an operator exempts.
 func (e *exemptions) match(c Caller) bool {
-	if c.exempt {
+	switch c.fromNet {
+	case netExempt:
 		return true
+	case netNotExempt:
+		if c.user == "" {
+			return false
+		}
 	}
-	if c.User != "" {
-		_, ok := e.users[c.User]
+	if c.user != "" {
+		_, ok := e.users[c.user]
 		return ok
 	}
-	if !c.Network.IsValid() {
+	if !c.network.IsValid() {
 		return false
 	}
 	for _, p := range e.nets {
-		if p.Bits() <= c.Network.Bits() && p.Contains(c.Network.Addr()) {
+		if p.Bits() <= c.network.Bits() && p.Contains(c.network.Addr()) {
 			return true
 		}
 	}
@@ -127,26 +137,31 @@ func (e *exemptions) match(c Caller) bool {
 }
 
 // exemptCaller is [Limiter.Caller] for a limiter with exempt networks: the
-// request's address is found for every kind of caller, and marks the
-// caller exempt when it is in one of them.
+// request's address is found for every kind of caller, and the caller
+// carries whether it is in one of them; an address that could not be read
+// as configured is in none.
 func (l *Limiter) exemptCaller(r *http.Request, key, user string) Caller {
-	a := l.clientAddr(r)
+	a, asConfigured := l.clientAddr(r)
 	var c Caller
 	switch {
 	case key != "":
 		c = KeyCaller(key)
 	case user != "":
-		c = userCaller(user)
+		c = UserCaller(user)
 	default:
-		c = Caller{Network: network(a, l.bits6)}
+		c = Caller{network: network(a, l.bits6)}
 	}
-	c.exempt = a.IsValid() && l.exempt.nets.contains(a)
+	c.fromNet = netNotExempt
+	if asConfigured && a.IsValid() && l.exempt.nets.contains(a) {
+		c.fromNet = netExempt
+	}
 	return c
 }
 
 // clientAddr returns the address of r's caller, as Config.NumProxies and
-// Config.TrustedProxies say.
-func (l *Limiter) clientAddr(r *http.Request) netip.Addr {
+// Config.TrustedProxies say, and whether it could be read so (see
+// clientAddr).
+func (l *Limiter) clientAddr(r *http.Request) (netip.Addr, bool) {
 	var forwarded []string
 	if l.proxies.n > 0 || len(l.trusted) > 0 {
 		forwarded = r.Header["X-Forwarded-For"]

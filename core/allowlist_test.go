@@ -37,15 +37,18 @@ func TestExemptNetworksAndUsers(t *testing.T) {
 		key, user  string
 		exempt     bool
 	}{
-		{name: "anonymous in the office", remoteAddr: "198.51.100.7:1234", exempt: true},
-		{name: "anonymous outside", remoteAddr: "192.0.2.1:1234"},
-		{name: "IPv6 in the office", remoteAddr: "[2001:db8:1:2::5]:1234", exempt: true},
-		{name: "IPv6 outside", remoteAddr: "[2001:db8:2::5]:1234"},
-		{name: "signed in from the office", remoteAddr: "198.51.100.7:1234", user: "alice", exempt: true},
-		{name: "signed in from outside", remoteAddr: "192.0.2.1:1234", user: "alice"},
-		{name: "key from the office", remoteAddr: "198.51.100.7:1234", key: "k1", exempt: true},
-		{name: "exempt user from anywhere", remoteAddr: "192.0.2.1:1234", user: "monitor", exempt: true},
-		{name: "exempt user's id as a key is not exempt", remoteAddr: "192.0.2.1:1234", key: "monitor"},
+		{name: "anonymous in the office", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.7", exempt: true},
+		{name: "anonymous outside", remoteAddr: "10.0.0.1:1234", forwarded: "192.0.2.1"},
+		{name: "IPv6 in the office", remoteAddr: "10.0.0.1:1234", forwarded: "2001:db8:1:2::5", exempt: true},
+		{name: "IPv6 outside", remoteAddr: "10.0.0.1:1234", forwarded: "2001:db8:2::5"},
+		{name: "signed in from the office", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.7", user: "alice", exempt: true},
+		{name: "signed in from outside", remoteAddr: "10.0.0.1:1234", forwarded: "192.0.2.1", user: "alice"},
+		{name: "key from the office", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.7", key: "k1", exempt: true},
+		{name: "exempt user from anywhere", remoteAddr: "10.0.0.1:1234", forwarded: "192.0.2.1", user: "monitor", exempt: true},
+		{name: "exempt user without the proxy's entry", remoteAddr: "192.0.2.1:1234", user: "monitor", exempt: true},
+		{name: "exempt user's id as a key is not exempt", remoteAddr: "10.0.0.1:1234", forwarded: "192.0.2.1", key: "monitor"},
+		{name: "from the office without the proxy's entry is not exempt", remoteAddr: "198.51.100.7:1234"},
+		{name: "signed in from the office without the proxy's entry is not exempt", remoteAddr: "198.51.100.7:1234", user: "alice"},
 		{name: "the proxy's entry counts, not the peer", remoteAddr: "198.51.100.1:1234", forwarded: "192.0.2.1"},
 		{name: "behind the proxy, from the office", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.9", exempt: true},
 		{name: "forged entry before the proxy's", remoteAddr: "10.0.0.1:1234", forwarded: "198.51.100.9, 192.0.2.1"},
@@ -104,8 +107,8 @@ func TestExemptAnonymousCallerBuiltByHand(t *testing.T) {
 	}{
 		{name: "IPv4 inside", caller: anonCaller("198.51.100.7"), exempt: true},
 		{name: "IPv4 outside", caller: anonCaller("192.0.2.7")},
-		{name: "IPv6 /64 inside", caller: core.Caller{Network: netip.MustParsePrefix("2001:db8:1:2::/64")}, exempt: true},
-		{name: "IPv6 network wider than the exempt one", caller: core.Caller{Network: netip.MustParsePrefix("2001:d00::/24")}},
+		{name: "IPv6 /64 inside", caller: core.NetworkCaller(netip.MustParsePrefix("2001:db8:1:2::/64")), exempt: true},
+		{name: "IPv6 network wider than the exempt one", caller: core.NetworkCaller(netip.MustParsePrefix("2001:d00::/24"))},
 		{name: "unknown address", caller: core.Caller{}},
 	} {
 		d, err := lim.Allow(context.Background(), "api", tt.caller)
@@ -128,7 +131,7 @@ func TestExemptBalance(t *testing.T) {
 	})
 	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
-	for _, caller := range []core.Caller{anonCaller("198.51.100.7"), {User: "monitor"}} {
+	for _, caller := range []core.Caller{anonCaller("198.51.100.7"), core.UserCaller("monitor")} {
 		for range 20 {
 			d := b.Charge(context.Background(), caller, 3000)
 			assert.True(t, d.Allowed)
@@ -146,7 +149,7 @@ func TestExemptCallerUnchangedWithoutNetworks(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	assert.Equal(t, core.Caller{User: "alice"}, lim.Caller(r, "", "alice"), "no exempt networks: a caller compares as before")
+	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, "", "alice"), "no exempt networks: a caller compares as before")
 }
 
 func TestExemptConfigErrors(t *testing.T) {
@@ -192,7 +195,53 @@ func TestAllowlistConfigIsACopy(t *testing.T) {
 	assert.Equal(t, []string{"api"}, got.FailClosedScopes)
 	got.ExemptUsers[0] = "bob"
 	assert.Equal(t, core.UserIDs{"monitor"}, lim.Config().ExemptUsers, "Config returns a copy")
-	d, err := lim.Allow(context.Background(), "api", core.Caller{User: "monitor"})
+	d, err := lim.Allow(context.Background(), "api", core.UserCaller("monitor"))
 	require.NoError(t, err)
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+}
+
+// TestShortForwardedForIsNeverExempt is the first defect of issue 30: a
+// request whose X-Forwarded-For has fewer entries than NumProxies says
+// (a client that bypassed the outer proxy) is counted by the inner
+// proxy's address, which lies in the exempt network; it must be counted,
+// never exempt.
+func TestShortForwardedForIsNeverExempt(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		cfg       core.Config
+		forwarded string
+	}{
+		{name: "NumProxies 2, one entry", cfg: core.Config{NumProxies: core.Proxies(2)}, forwarded: "198.51.100.7"},
+		{name: "NumProxies 2, no header", cfg: core.Config{NumProxies: core.Proxies(2)}},
+		{name: "NumProxies 1, not an address", cfg: core.Config{NumProxies: core.Proxies(1)}, forwarded: "unknown"},
+		{name: "trusted networks, every entry a proxy", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, forwarded: "10.0.0.9"},
+		{name: "trusted networks, no header", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := tt.cfg
+			cfg.Rates = map[string]string{"api.anon": "1/min,10/day", "api.user": "1/min,10/day"}
+			cfg.ExemptNetworks = core.Networks{netip.MustParsePrefix("10.0.0.0/8")}
+			lim := newLimiter(t, cfg)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
+			r.RemoteAddr = "10.0.0.2:40000" // the inner proxy
+			if tt.forwarded != "" {
+				r.Header.Set("X-Forwarded-For", tt.forwarded)
+			}
+			for _, user := range []string{"", "alice"} {
+				caller := lim.Caller(r, "", user)
+				var allowed int
+				for range 5 {
+					d, err := lim.Allow(context.Background(), "api", caller)
+					require.NoError(t, err)
+					assert.NotEqual(t, core.OutcomeExempt, d.Outcome, "user %q", user)
+					if d.Allowed {
+						allowed++
+					}
+				}
+				assert.Equal(t, 1, allowed, "user %q: 1 of 5 under 1/min", user)
+			}
+		})
+	}
 }

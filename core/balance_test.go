@@ -73,7 +73,7 @@ func TestBalanceDefaults(t *testing.T) {
 
 	// A cost means itself: no negative number stands for the reference
 	// cost, and a cost below 0 earns no credit.
-	ip := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	ip := core.NetworkCaller(netip.MustParsePrefix("192.0.2.1/32"))
 	assert.Equal(t, int64(20), b.Charge(context.Background(), ip, b.Scope().Costs.Reference).Cost)
 	d := b.Decide(context.Background(), ip, -5, http.Header{})
 	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
@@ -185,7 +185,7 @@ func TestBalanceChargeWarnDropAndLog(t *testing.T) {
 	assert.Equal(t, float64(1000), rec["suppressed"])
 
 	// A signed-in caller is logged by user id.
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	for d = b.Charge(ctx, alice, 480000); d.Allowed; d = b.Charge(ctx, alice, 0) {
 	}
 	assert.Contains(t, logs.String(), `"msg":"Consumer entry alice dropped with balance`)
@@ -201,7 +201,7 @@ func TestBalanceExempt(t *testing.T) {
 	lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "ws"}}})
 	b, err := lim.BalanceGuard("ws")
 	require.NoError(t, err)
-	root := core.Caller{User: "root"}
+	root := core.UserCaller("root")
 	for range 100 {
 		d := b.Exempt(context.Background(), root)
 		assert.Equal(t, &core.BalanceDecision{Allowed: true, Scope: "ws", Caller: root, Outcome: core.OutcomeExempt}, d)
@@ -261,7 +261,7 @@ func TestBalanceObserved(t *testing.T) {
 	caller := anonCaller("192.0.2.1")
 	b.Charge(ctx, caller, 32*150) // balance 150: at the drop threshold
 	b.Charge(ctx, caller, 20)     // dropped
-	b.Exempt(ctx, core.Caller{User: "root"})
+	b.Exempt(ctx, core.UserCaller("root"))
 	_, err = lim.Allow(ctx, "api", caller)
 	require.NoError(t, err)
 	assert.Equal(t, []seen{

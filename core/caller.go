@@ -7,45 +7,110 @@ import (
 )
 
 // A Caller is who a request is counted against: a signed-in user, counted by
-// user id whatever address they use, or an anonymous caller, counted by
-// network address. The zero value is an anonymous caller whose address is
-// unknown; all such callers share one count.
+// user id whatever address they use; a caller counted by key, such as an
+// API key; or an anonymous caller, counted by network address.
+//
+// A Caller is built only by the functions that [Limiter.Caller] also uses:
+// [UserCaller], [KeyCaller], [NetworkCaller] and [Limiter.AddrCaller], so
+// that no id an application or an operator types can become another kind of
+// caller (a user id that reads like an API key's stays a user's). The zero
+// value is the anonymous caller whose address is unknown; all such callers
+// share one count. Callers compare with ==; the trust rules of
+// docs/identity.md say how each is found.
 type Caller struct {
-	// User is the signed-in user's id; empty for an anonymous caller. Any
-	// string is a valid id: stores keep ids apart byte for byte.
-	User string
-	// Network is the anonymous caller's address, as a prefix: a /32 for an
-	// IPv4 address and, by default, the /64 that holds an IPv6 address.
-	// It is the zero Prefix for a signed-in caller, or when the address is
-	// unknown.
-	Network netip.Prefix
+	// user is the signed-in user's id, or keyPrefix and the key of a
+	// caller counted by key; empty for an anonymous caller.
+	user string
+	// network is the anonymous caller's address, as a prefix: a /32 for
+	// an IPv4 address and, by default, the /64 that holds an IPv6
+	// address. The zero Prefix for a signed-in caller, or when the
+	// address is unknown.
+	network netip.Prefix
 
-	// exempt records that [Limiter.Caller] found the request's address in
-	// Config.ExemptNetworks. It is never set without exempt networks, so
-	// that callers compare as before.
-	exempt bool
+	// fromNet says what [Limiter.Caller] found of the request's address
+	// against Config.ExemptNetworks: netUnknown (0) for a caller built
+	// by hand, or by a Limiter without exempt networks, so that callers
+	// compare as before.
+	fromNet netTrust
 }
 
-// keyPrefix starts the User of a caller counted by key ([KeyCaller]). No
-// user id that [Limiter.Caller] returns starts with it: Limiter.Caller
-// escapes an id that starts with a NUL byte by adding another.
+// netTrust is what [Limiter.Caller] learned of a request's address for the
+// allowlist of networks.
+type netTrust int8
+
+const (
+	// netUnknown: the caller was built from an address or id alone; an
+	// anonymous caller's network decides (allowlist.go).
+	netUnknown netTrust = iota
+	// netExempt: the request's address, read as configured, is in an
+	// exempt network.
+	netExempt
+	// netNotExempt: the request's address is in no exempt network, or
+	// could not be read as Config.NumProxies and Config.TrustedProxies
+	// say (a short X-Forwarded-For): such a caller is never exempt.
+	netNotExempt
+)
+
+// keyPrefix starts the id of a caller counted by key ([KeyCaller]). No
+// caller of [UserCaller] has an id that starts with it: UserCaller escapes
+// an id that starts with a NUL byte by adding another.
 const keyPrefix = "\x00key:"
+
+// UserCaller returns the signed-in caller of the given user id, as
+// [Limiter.Caller] returns it: counted by id whatever address it uses. Any
+// string is an id, kept apart byte for byte; an id that starts with a NUL
+// byte gets another in front, so that no user id is ever a [KeyCaller]. An
+// empty id is the zero Caller (anonymous, address unknown).
+func UserCaller(id string) Caller {
+	if id == "" {
+		return Caller{}
+	}
+	if id[0] == 0 {
+		// Keep the id apart from every KeyCaller.
+		id = "\x00" + id
+	}
+	return Caller{user: id}
+}
 
 // KeyCaller returns the caller counted by key, such as an API key or a
 // plan and key ("gold/" + apiKey): a caller of kind [User], with the user
 // limits, whose count is its own, apart from every anonymous caller and from
-// every user id that [Limiter.Caller] returns, even one equal to key.
-func KeyCaller(key string) Caller { return Caller{User: keyPrefix + key} }
+// every [UserCaller], even one whose id equals key.
+func KeyCaller(key string) Caller { return Caller{user: keyPrefix + key} }
+
+// NetworkCaller returns the anonymous caller counted by network p, masked
+// to its length: what [Limiter.AddrCaller] returns for an address, given
+// the network its Limiter counts that address by. An invalid p is the zero
+// Caller, whose address is unknown.
+func NetworkCaller(p netip.Prefix) Caller {
+	if !p.IsValid() {
+		return Caller{}
+	}
+	return Caller{network: p.Masked()}
+}
 
 // countedKey returns the key of a caller made by [KeyCaller], and whether
 // it is one.
 func (c Caller) countedKey() (string, bool) {
-	return strings.CutPrefix(c.User, keyPrefix)
+	return strings.CutPrefix(c.user, keyPrefix)
 }
 
-// Kind returns User for a signed-in caller, Anonymous otherwise.
+// User returns the id the caller is counted by when it is of kind [User]:
+// the user id of a [UserCaller] (with a NUL byte added in front of one that
+// started with a NUL byte), or "\x00key:" and the key of a [KeyCaller];
+// empty for an anonymous caller. Stores key their counts by it.
+func (c Caller) User() string { return c.user }
+
+// Network returns the network an anonymous caller is counted by: a /32
+// for an IPv4 address and, by default, the /64 that holds an IPv6
+// address. It is the zero Prefix for a caller of kind [User], or when the
+// address is unknown.
+func (c Caller) Network() netip.Prefix { return c.network }
+
+// Kind returns User for a signed-in caller or one counted by key,
+// Anonymous otherwise.
 func (c Caller) Kind() Kind {
-	if c.User != "" {
+	if c.user != "" {
 		return User
 	}
 	return Anonymous
@@ -61,28 +126,28 @@ func (c Caller) String() string {
 		return "key:" + k
 	}
 	switch {
-	case c.User != "":
-		return c.User
-	case !c.Network.IsValid():
+	case c.user != "":
+		return c.user
+	case !c.network.IsValid():
 		return "unknown"
-	case c.Network.Addr().Is4() && c.Network.Bits() == 32, c.Network.Bits() == 128:
-		return c.Network.Addr().String()
+	case c.network.Addr().Is4() && c.network.Bits() == 32, c.network.Bits() == 128:
+		return c.network.Addr().String()
 	}
-	return c.Network.String()
+	return c.network.String()
 }
 
 // Caller returns who made r, as the application knows it: the caller
 // counted by key if key is not empty ([KeyCaller]: an API key, a plan and
-// key), otherwise the signed-in user if user is not empty, otherwise an
-// anonymous caller counted by the network of its address (as
+// key), otherwise the signed-in user if user is not empty ([UserCaller]),
+// otherwise an anonymous caller counted by the network of its address (as
 // Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix).
-// A user id that starts with a NUL byte gets another in front, so that no
-// user id is ever a [KeyCaller]. Every adapter finds its callers so.
+// Every adapter finds its callers so.
 //
 // With Config.ExemptNetworks, the request's address is found for every
-// kind of caller, and a caller whose address is in one of them is marked
-// exempt (see [Config.ExemptNetworks]): such a Caller differs, compared
-// with ==, from one built by hand.
+// kind of caller, and the caller carries whether that address, read as
+// configured, is in one of them (see [Config.ExemptNetworks]): such a
+// Caller differs, compared with ==, from one built from its id or
+// network alone.
 func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
 	if l.exempt != nil && len(l.exempt.nets) > 0 {
 		return l.exemptCaller(r, key, user)
@@ -91,21 +156,22 @@ func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
 		return KeyCaller(key)
 	}
 	if user != "" {
-		return userCaller(user)
+		return UserCaller(user)
 	}
 	var forwarded []string
 	if l.proxies.n > 0 || len(l.trusted) > 0 {
 		forwarded = r.Header["X-Forwarded-For"]
 	}
-	a := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
-	return Caller{Network: network(a, l.bits6)}
+	a, _ := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
+	return Caller{network: network(a, l.bits6)}
 }
 
-// userCaller returns the signed-in caller of id user, not empty.
-func userCaller(user string) Caller {
-	if user[0] == 0 {
-		// Keep the id apart from every KeyCaller.
-		user = "\x00" + user
-	}
-	return Caller{User: user}
+// AddrCaller returns the anonymous caller the limiter counts for a client
+// address: an IPv4 address (or an IPv4-mapped IPv6 one) as itself, an
+// IPv6 address by its network of Config.IPv6Bits (the /64 by default), as
+// [Limiter.Caller] finds it. An invalid address is the caller whose
+// address is unknown. It is what [Limiter.Reset] needs to unblock an
+// address.
+func (l *Limiter) AddrCaller(addr netip.Addr) Caller {
+	return Caller{network: network(addr.Unmap(), l.bits6)}
 }

@@ -114,7 +114,7 @@ func TestLimiterCaller(t *testing.T) {
 	r.RemoteAddr = "[2001:db8:1:3::1]:1"
 	c := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, "", "")
 	assert.NotEqual(t, a, c)
-	assert.NotEqual(t, a.Network, c.Network)
+	assert.NotEqual(t, a.Network(), c.Network())
 
 	// The prefix length is configurable.
 	r.RemoteAddr = "[2001:db8:1:3::1]:1"

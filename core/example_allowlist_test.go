@@ -83,7 +83,7 @@ func ExampleConfig_failClosed() {
 		panic(err)
 	}
 	for _, scope := range []string{"api", "login"} {
-		d, err := lim.Allow(context.Background(), scope, core.Caller{User: "alice"})
+		d, err := lim.Allow(context.Background(), scope, core.UserCaller("alice"))
 		if err != nil {
 			panic(err)
 		}

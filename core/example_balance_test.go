@@ -40,7 +40,7 @@ func ExampleLimiter_BalanceGuard() {
 		fmt.Println(err)
 		return
 	}
-	caller := core.Caller{User: "alice"}
+	caller := core.UserCaller("alice")
 	heavy := ledger.Scope().Costs.Heavy
 	warned := false
 	for i := 1; ; i++ {

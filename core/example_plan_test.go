@@ -30,7 +30,7 @@ func ExampleGuard_ForPlan() {
 		fmt.Println(err)
 		return
 	}
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	for _, plan := range []string{"", "", "", "", "gold"} {
 		var d core.Decision
 		h := http.Header{}

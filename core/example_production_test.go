@@ -36,7 +36,7 @@ func ExampleConfig_shadow() {
 	if err != nil {
 		panic(err)
 	}
-	caller := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	caller := core.NetworkCaller(netip.MustParsePrefix("192.0.2.1/32"))
 	for range 3 {
 		_, _ = lim.Allow(context.Background(), "api", caller)
 	}
@@ -126,7 +126,7 @@ func ExampleLimiter_AllowN_clamped() {
 	if err != nil {
 		panic(err)
 	}
-	caller := core.Caller{Network: netip.MustParsePrefix("192.0.2.1/32")}
+	caller := core.NetworkCaller(netip.MustParsePrefix("192.0.2.1/32"))
 	for range 2 {
 		d, err := lim.AllowN(context.Background(), "api", caller, 5)
 		fmt.Println(d.Allowed, "cost", d.Cost, err)

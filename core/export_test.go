@@ -11,7 +11,8 @@ import (
 
 // ClientAddr is clientAddr without trusted networks.
 func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) netip.Addr {
-	return clientAddr(remoteAddr, forwardedFor, proxies, nil)
+	a, _ := clientAddr(remoteAddr, forwardedFor, proxies, nil)
+	return a
 }
 
 // TrustedClientAddr is clientAddr.

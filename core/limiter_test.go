@@ -38,7 +38,7 @@ func newLimiter(t *testing.T, cfg core.Config) *core.Limiter {
 }
 
 func anonCaller(addr string) core.Caller {
-	return core.Caller{Network: netip.PrefixFrom(netip.MustParseAddr(addr), 32)}
+	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 32))
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -111,7 +111,7 @@ func TestAnonymousAndSignedInCountedApart(t *testing.T) {
 
 	// A user at the same address has the user limits, and a count of
 	// its own.
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	for i := range 5 {
 		d, err := lim.Allow(ctx, "api", alice)
 		require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestAnonymousAndSignedInCountedApart(t *testing.T) {
 	assert.False(t, d.Allowed)
 
 	// A user id that looks like an address is still a user.
-	d, err = lim.Allow(ctx, "api", core.Caller{User: "203.0.113.5"})
+	d, err = lim.Allow(ctx, "api", core.UserCaller("203.0.113.5"))
 	require.NoError(t, err)
 	assert.True(t, d.Allowed)
 }
@@ -335,7 +335,7 @@ func TestGuard(t *testing.T) {
 	_, err = lim.Guard(core.DefaultScope, 0)
 	assert.ErrorContains(t, err, "cost 0")
 
-	ex := g.Exempt(context.Background(), core.Caller{User: "root"})
+	ex := g.Exempt(context.Background(), core.UserCaller("root"))
 	assert.True(t, ex.Allowed)
 	assert.False(t, ex.Checked)
 	assert.Empty(t, ex.Limits())
@@ -432,7 +432,7 @@ func TestScopedStore(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, d.Allowed)
 	}
-	_, err := lim.Allow(ctx, "api", core.Caller{User: "ann"})
+	_, err := lim.Allow(ctx, "api", core.UserCaller("ann"))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"api.anon": 3, "api.user": 1}, spy.took)
 	assert.Len(t, spy.asked, 2, "asked once per scope and kind, not per request")

@@ -32,7 +32,7 @@ func BenchmarkDecidePlan(b *testing.B) {
 	for _, plan := range []string{"", "gold"} {
 		b.Run("plan="+plan, func(b *testing.B) {
 			ctx := context.Background()
-			alice := core.Caller{User: "alice"}
+			alice := core.UserCaller("alice")
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				h := http.Header{}

@@ -136,7 +136,7 @@ func TestForPlan(t *testing.T) {
 	lim := planLimiter(t, clock, &log)
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	decide := func(plan string, caller core.Caller) (core.Decision, http.Header) {
 		t.Helper()
 		var d core.Decision
@@ -176,7 +176,7 @@ func TestForPlan(t *testing.T) {
 
 	// An unknown plan gets the base rates, and a warning at most once
 	// per ErrorLogInterval (10s).
-	bob := core.Caller{User: "bob"}
+	bob := core.UserCaller("bob")
 	for range 3 {
 		d, h = decide("platinum", bob)
 		require.True(t, d.Allowed)
@@ -220,16 +220,16 @@ func TestForPlanCosts(t *testing.T) {
 	g, err = g.ForPlan("silver").WithRouteCosts(map[string]int64{"/big": 9})
 	require.NoError(t, err)
 	assert.Contains(t, log.String(), "plan=silver", "9 is above silver's 8/min")
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	var d core.Decision
 	g.DecideInto(ctx, &d, alice, "", http.Header{})
 	assert.Equal(t, "silver", d.Plan(), "WithRouteCosts on a plan's Guard returns the plan's")
 	assert.Equal(t, int64(7), d.Cost)
 	g.ForPlan("gold").DecideInto(ctx, &d, alice, "/big", http.Header{})
 	assert.Equal(t, int64(9), d.Cost, "gold's limits fit 9")
-	g.ForPlan("silver").DecideInto(ctx, &d, core.Caller{User: "bob"}, "/big", http.Header{})
+	g.ForPlan("silver").DecideInto(ctx, &d, core.UserCaller("bob"), "/big", http.Header{})
 	assert.Equal(t, int64(8), d.Cost, "clamped to silver's 8/min")
-	g.ForPlan("").DecideInto(ctx, &d, core.Caller{User: "carol"}, "/big", http.Header{})
+	g.ForPlan("").DecideInto(ctx, &d, core.UserCaller("carol"), "/big", http.Header{})
 	assert.Equal(t, int64(5), d.Cost, "clamped to api.user's 5/min")
 }
 

@@ -138,27 +138,31 @@ func TestTrustedClientAddr(t *testing.T) {
 		forwarded []string
 		proxies   core.ProxyCount
 		want      string
+		// configured: the address was read as the settings say, not
+		// fallen back to a proxy's (such a caller is never exempt).
+		configured bool
 	}{
-		{name: "peer outside: header ignored", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, want: "203.0.113.1"},
-		{name: "peer outside even with NumProxies", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(1), want: "203.0.113.1"},
-		{name: "one proxy", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1"}, want: "198.51.100.1"},
-		{name: "proxies skipped", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1, 10.1.1.1", "10.2.2.2"}, want: "198.51.100.1"},
-		{name: "NumProxies stops the walk", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1, 10.1.1.1, 10.2.2.2"}, proxies: core.Proxies(2), want: "10.1.1.1"},
-		{name: "NumProxies 0 reads no header", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(0), want: "10.0.0.1"},
+		{name: "peer outside: header ignored", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, want: "203.0.113.1", configured: true},
+		{name: "peer outside even with NumProxies", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(1), want: "203.0.113.1", configured: true},
+		{name: "one proxy", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1"}, want: "198.51.100.1", configured: true},
+		{name: "proxies skipped", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1, 10.1.1.1", "10.2.2.2"}, want: "198.51.100.1", configured: true},
+		{name: "NumProxies stops the walk", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1, 10.1.1.1, 10.2.2.2"}, proxies: core.Proxies(2), want: "10.1.1.1", configured: true},
+		{name: "NumProxies 0 reads no header", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(0), want: "10.0.0.1", configured: true},
 		{name: "all trusted: the leftmost", peer: "10.0.0.1:1", forwarded: []string{"10.9.9.9, 10.1.1.1"}, want: "10.9.9.9"},
 		{name: "not an address: the last trusted", peer: "10.0.0.1:1", forwarded: []string{"garbage, 10.1.1.1"}, want: "10.1.1.1"},
 		{name: "no header", peer: "10.0.0.1:1", want: "10.0.0.1"},
-		{name: "IPv6 proxy", peer: "[2001:db8::1]:443", forwarded: []string{"[2001:db8::2]:1, 198.51.100.4"}, want: "198.51.100.4"},
-		{name: "IPv4-mapped peer", peer: "[::ffff:10.0.0.1]:1", forwarded: []string{"198.51.100.5"}, want: "198.51.100.5"},
+		{name: "IPv6 proxy", peer: "[2001:db8::1]:443", forwarded: []string{"[2001:db8::2]:1, 198.51.100.4"}, want: "198.51.100.4", configured: true},
+		{name: "IPv4-mapped peer", peer: "[::ffff:10.0.0.1]:1", forwarded: []string{"198.51.100.5"}, want: "198.51.100.5", configured: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := core.TrustedClientAddr(tt.peer, tt.forwarded, tt.proxies, trusted)
+			got, configured := core.TrustedClientAddr(tt.peer, tt.forwarded, tt.proxies, trusted)
 			assert.Equal(t, tt.want, got.String())
+			assert.Equal(t, tt.configured, configured, "read as configured")
 		})
 	}
-	assert.Equal(t, core.ClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1)),
-		core.TrustedClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1), nil), "no networks: ClientAddr")
+	got, _ := core.TrustedClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1), nil)
+	assert.Equal(t, core.ClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1)), got, "no networks: ClientAddr")
 }
 
 func TestKeyCallersApartFromUsers(t *testing.T) {
@@ -178,7 +182,7 @@ func TestKeyCallersApartFromUsers(t *testing.T) {
 	}
 	assert.NotEqual(t, lim.Caller(r, "", "\x00a"), lim.Caller(r, "", "\x00\x00a"), "escaping keeps ids apart")
 	assert.Equal(t, key, lim.Caller(r, "x", "alice"), "a key wins over a user")
-	assert.Equal(t, core.Caller{User: "alice"}, lim.Caller(r, "", "alice"))
+	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, "", "alice"))
 }
 
 func TestRateTable(t *testing.T) {
@@ -323,12 +327,17 @@ func FuzzTrustedClientAddr(f *testing.F) {
 		if n%4 > 0 {
 			p = core.Proxies(n % 4)
 		}
-		got := core.TrustedClientAddr(remote, lines, p, trusted)
+		got, configured := core.TrustedClientAddr(remote, lines, p, trusted)
 		peer := core.ClientAddr(remote, nil, core.Proxies(0))
 		if !trusted.Contains(peer) {
 			// A peer outside the networks chooses nothing.
 			assert.Equal(t, peer, got)
+			assert.True(t, configured, "a peer outside the networks is the caller")
 			return
+		}
+		if !configured {
+			// Fallen back: the address is a proxy's, never somebody new.
+			assert.True(t, got == peer || trusted.Contains(got), "fell back to %v, not a proxy's address", got)
 		}
 		if got != peer {
 			assert.True(t, got.IsValid())
@@ -339,7 +348,8 @@ func FuzzTrustedClientAddr(f *testing.F) {
 		// cannot move its count.
 		if !trusted.Contains(got) {
 			spoofed := append([]string{"6.6.6.6, 7.7.7.7"}, lines...)
-			assert.Equal(t, got, core.TrustedClientAddr(remote, spoofed, p, trusted), "spoof before %q", lines)
+			again, _ := core.TrustedClientAddr(remote, spoofed, p, trusted)
+			assert.Equal(t, got, again, "spoof before %q", lines)
 		}
 	})
 }

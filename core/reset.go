@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 )
@@ -62,8 +61,10 @@ type BalanceResetStore interface {
 // balance scope ([Config.Balances]), its balance, back to zero. Other
 // callers, the caller's counts in other scopes and, for a window scope, the
 // other kind of caller's counts are kept. A caller with no counts is no
-// error. Build the caller as the limiter counts it: [Limiter.AddrCaller]
-// for an address, Caller{User: id} or [KeyCaller] for the others.
+// error. The caller is one the limiter counts: [Limiter.AddrCaller] for an
+// address, [UserCaller] for a user id, [KeyCaller] for a key (a Caller is
+// built by nothing else, so that no user id an operator types reaches a
+// key's counts).
 //
 // It is safe to call concurrently with the decisions: a request decided
 // while the reset is in flight is counted either before it (and cleared)
@@ -108,14 +109,4 @@ func (l *Limiter) Reset(ctx context.Context, scope string, caller Caller) error 
 		l.observeBalance(ctx, &BalanceDecision{Scope: scope, Caller: caller, Outcome: OutcomeReset}, start)
 	}
 	return nil
-}
-
-// AddrCaller returns the anonymous caller the limiter counts for a client
-// address: an IPv4 address (or an IPv4-mapped IPv6 one) as itself, an
-// IPv6 address by its network of Config.IPv6Bits (the /64 by default), as
-// [Limiter.Caller] finds it. An invalid address is the caller whose
-// address is unknown. It is what [Limiter.Reset] needs to unblock an
-// address.
-func (l *Limiter) AddrCaller(addr netip.Addr) Caller {
-	return Caller{Network: network(addr.Unmap(), l.bits6)}
 }

@@ -23,7 +23,7 @@ func TestReset(t *testing.T) {
 		Observe: func(_ context.Context, e core.Event) { seen = append(seen, e) },
 	})
 	ctx := context.Background()
-	blocked, other, user := anonCaller("192.0.2.1"), anonCaller("192.0.2.2"), core.Caller{User: "alice"}
+	blocked, other, user := anonCaller("192.0.2.1"), anonCaller("192.0.2.2"), core.UserCaller("alice")
 	for _, c := range []core.Caller{blocked, blocked, blocked, other, user} {
 		d, err := lim.Allow(ctx, "api", c)
 		require.NoError(t, err)
@@ -159,3 +159,28 @@ type resetFails struct{ failingStore }
 var errResetDown = errors.New("store down")
 
 func (resetFails) Reset(context.Context, core.Request) error { return errResetDown }
+
+// TestResetUserNeverFreesKey is the third defect of issue 30: a user id
+// that reads like the internal form of an API key resets that user, never
+// the key.
+func TestResetUserNeverFreesKey(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Rates: core.RateTable{"api.anon": "1/min", "api.user": "1/min"}})
+	ctx := context.Background()
+	key := core.KeyCaller("K")
+	for i, want := range []bool{true, false} {
+		d, err := lim.Allow(ctx, "api", key)
+		require.NoError(t, err)
+		require.Equal(t, want, d.Allowed, "request %d of the key", i+1)
+	}
+	for _, id := range []string{"\x00key:K", "key:K", "K"} {
+		require.NoError(t, lim.Reset(ctx, "api", core.UserCaller(id)))
+		d, err := lim.Allow(ctx, "api", key)
+		require.NoError(t, err)
+		assert.False(t, d.Allowed, "resetting user %q freed key K", id)
+	}
+	require.NoError(t, lim.Reset(ctx, "api", key))
+	d, err := lim.Allow(ctx, "api", key)
+	require.NoError(t, err)
+	assert.True(t, d.Allowed, "resetting the key frees it")
+}

@@ -18,7 +18,7 @@ import (
 // the scope's own do.
 func TestPlanUnderEveryHeaderPolicy(t *testing.T) {
 	ctx := context.Background()
-	gold := core.Caller{User: "alice"}
+	gold := core.UserCaller("alice")
 	for _, tc := range []struct {
 		mode               core.HeaderMode
 		served, refused    bool // RateLimit on a served, a refused response
@@ -65,7 +65,7 @@ func TestPlanFailsClosed(t *testing.T) {
 	require.NoError(t, err)
 	var d core.Decision
 	h := http.Header{}
-	g.ForPlan("gold").DecideInto(context.Background(), &d, core.Caller{User: "alice"}, "", h)
+	g.ForPlan("gold").DecideInto(context.Background(), &d, core.UserCaller("alice"), "", h)
 	assert.False(t, d.Allowed)
 	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
 	assert.Equal(t, http.StatusServiceUnavailable, d.Status())
@@ -85,10 +85,10 @@ func TestPlanCallerExemptResetAndGivenBack(t *testing.T) {
 	require.NoError(t, err)
 	gold := g.ForPlan("gold")
 	var d core.Decision
-	gold.DecideInto(ctx, &d, core.Caller{User: "monitor"}, "", http.Header{})
+	gold.DecideInto(ctx, &d, core.UserCaller("monitor"), "", http.Header{})
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
 
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	for range 3 {
 		gold.DecideInto(ctx, &d, alice, "", http.Header{})
 		require.True(t, d.Allowed)

@@ -87,7 +87,7 @@ func ExampleConfig_user() {
 			user, _ := c.Get("user").(string)
 			return user
 		},
-		Exempt: func(_ echo.Context, caller core.Caller) bool { return caller.User == "root" },
+		Exempt: func(_ echo.Context, caller core.Caller) bool { return caller.User() == "root" },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -251,7 +251,7 @@ func ExampleConfig_exempt() {
 			return user
 		},
 		Exempt: func(_ echo.Context, caller core.Caller) bool {
-			return admins[caller.User] || (caller.User == "" && internal.Contains(caller.Network.Addr()))
+			return admins[caller.User()] || (caller.User() == "" && internal.Contains(caller.Network().Addr()))
 		},
 	})
 	if err != nil {

@@ -83,7 +83,7 @@ func ExampleConfig_user() {
 		Limiter:      lim,
 		KeepDecision: true, // the handler reads the decision
 		User:         func(c *gin.Context) string { return c.GetString("user") },
-		Exempt:       func(_ *gin.Context, caller core.Caller) bool { return caller.User == "root" },
+		Exempt:       func(_ *gin.Context, caller core.Caller) bool { return caller.User() == "root" },
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -217,7 +217,7 @@ func ExampleConfig_exempt() {
 		KeepDecision: true, // the handler reads the decision
 		User:         func(c *gin.Context) string { return c.GetString("user") },
 		Exempt: func(_ *gin.Context, caller core.Caller) bool {
-			return admins[caller.User] || (caller.User == "" && internal.Contains(caller.Network.Addr()))
+			return admins[caller.User()] || (caller.User() == "" && internal.Contains(caller.Network().Addr()))
 		},
 	})
 	if err != nil {

@@ -32,7 +32,7 @@ func Example() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 
-	_, _ = lim.Allow(context.Background(), "api", core.Caller{User: "alice"})
+	_, _ = lim.Allow(context.Background(), "api", core.UserCaller("alice"))
 
 	families, _ := reg.Gather()
 	for _, f := range families {

@@ -129,8 +129,8 @@ func TestScrape(t *testing.T) {
 	for range 3 {
 		api.DecideInto(ctx, &d, anon, "", h) // 2 allowed, 1 denied
 	}
-	api.DecideInto(ctx, &d, core.Caller{User: "alice"}, "", h)
-	api.ExemptInto(ctx, &d, core.Caller{User: "admin"}, "")
+	api.DecideInto(ctx, &d, core.UserCaller("alice"), "", h)
+	api.ExemptInto(ctx, &d, core.UserCaller("admin"), "")
 	for range 3 {
 		shadow.DecideInto(ctx, &d, anon, "", h) // 1 allowed, 2 shadow
 	}
@@ -138,7 +138,7 @@ func TestScrape(t *testing.T) {
 	require.NoError(t, err)
 	_, err = closed.Allow(ctx, "api", anon) // failed closed
 	require.NoError(t, err)
-	_, err = lim.AllowN(ctx, "api", core.Caller{User: "bob"}, 3)
+	_, err = lim.AllowN(ctx, "api", core.UserCaller("bob"), 3)
 	require.NoError(t, err)
 
 	ws, err := lim.BalanceGuard("ws")

@@ -55,7 +55,7 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	advance(&s.latestBalance, now)
 	var o balance.Outcome
 	if req.Caller.Kind() == core.User {
-		o = t.users.charge(s, storekey.User(req.Caller.User), p, req.Cost, now)
+		o = t.users.charge(s, storekey.User(req.Caller.User()), p, req.Cost, now)
 	} else {
 		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
 	}

@@ -26,7 +26,7 @@ func TestBalancesSwept(t *testing.T) {
 	for i := range 1000 {
 		charge(t, s, nthCaller(i), storetest.Start)
 	}
-	charge(t, s, core.Caller{User: "alice"}, storetest.Start)
+	charge(t, s, core.UserCaller("alice"), storetest.Start)
 	require.Equal(t, 1001, s.Len())
 	assert.Zero(t, s.Sweep(storetest.Start.Add(128*time.Second)), "kept while the balance may be above zero")
 	assert.Equal(t, 1001, s.Sweep(storetest.Start.Add(129*time.Second)), "dropped once it reads zero")

@@ -33,9 +33,9 @@ func TestOneBoundForTheStore(t *testing.T) {
 		case 0:
 			c = nthCaller(i)
 		case 1:
-			c = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 16), byte(i >> 8), byte(i)}), 64)}
+			c = core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 16), byte(i >> 8), byte(i)}), 64))
 		default:
-			c = core.Caller{User: fmt.Sprintf("user-%d", i)}
+			c = core.UserCaller(fmt.Sprintf("user-%d", i))
 		}
 		_, err := s.Take(ctx, core.Request{Scope: fmt.Sprintf("scope-%d", i%10), Caller: c, Limits: twoLimits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
@@ -178,7 +178,7 @@ func TestLongUserIDsInMemory(t *testing.T) {
 	limits := []core.Rate{core.PerMinute(1)}
 	for round, want := range []bool{true, false} {
 		for _, id := range ids {
-			res, err := s.Take(context.Background(), core.Request{Scope: "api", Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+			res, err := s.Take(context.Background(), core.Request{Scope: "api", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 			require.NoError(t, err)
 			require.Equal(t, want, res.Allowed, "round %d", round)
 		}

@@ -476,7 +476,7 @@ func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	seed := maphash.MakeSeed()
 	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
-		func(c core.Caller) string { return storekey.User(c.User) })
+		func(c core.Caller) string { return storekey.User(c.User()) })
 	return &keyedTable{key: key, table: t}
 }
 
@@ -497,7 +497,7 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 		v4: newTable[uint32, T, W](s, key, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
 			func(c core.Caller) uint32 {
-				a := c.Network.Addr().As4()
+				a := c.Network().Addr().As4()
 				return binary.BigEndian.Uint32(a[:])
 			}),
 		v6: newTable[[16]byte, T, W](s, key, periods,
@@ -523,7 +523,7 @@ func (a *anonPair[T, W]) Take(ctx context.Context, req core.Request) (core.Resul
 // takeInto decides req, one of the pair's requests, in the table of its
 // address family.
 func (a *anonPair[T, W]) takeInto(req *core.Request, now int64, res *core.Result) {
-	if req.Caller.Network.Addr().Is4() {
+	if req.Caller.Network().Addr().Is4() {
 		a.v4.take(req, now, res)
 	} else {
 		a.v6.take(req, now, res)
@@ -537,7 +537,7 @@ func (a *anonPair[T, W]) decide(req core.Request, now int64) core.Result {
 }
 
 func (a *anonPair[T, W]) giveBack(req *core.Request, at int64) {
-	if req.Caller.Network.Addr().Is4() {
+	if req.Caller.Network().Addr().Is4() {
 		a.v4.giveBack(req, at)
 	} else {
 		a.v6.giveBack(req, at)

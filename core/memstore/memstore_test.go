@@ -29,7 +29,7 @@ var twoLimits = []core.Rate{core.PerMinute(60), core.PerDay(1000)}
 // nthCaller returns a distinct anonymous caller for each i.
 func nthCaller(i int) core.Caller {
 	a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-	return core.Caller{Network: netip.PrefixFrom(a, 32)}
+	return core.NetworkCaller(netip.PrefixFrom(a, 32))
 }
 
 func take(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) core.Result {
@@ -55,7 +55,7 @@ func TestIdleEntriesExpireAndMemoryReturns(t *testing.T) {
 		take(t, s, nthCaller(i), storetest.Start)
 	}
 	for i := range 10 {
-		take(t, s, core.Caller{User: "user" + string(rune('a'+i))}, storetest.Start)
+		take(t, s, core.UserCaller("user"+string(rune('a'+i))), storetest.Start)
 	}
 	require.Equal(t, callers+10, s.Len())
 	peak := heapInUse()
@@ -226,10 +226,10 @@ func TestForScope(t *testing.T) {
 	// Requests that are not the ForScope Store's are decided as Take
 	// decides them, each in its own count.
 	assert.True(t, take(st, "other", ip, limits), "another scope")
-	assert.True(t, take(st, "api", core.Caller{User: "ann"}, limits), "a signed-in caller")
+	assert.True(t, take(st, "api", core.UserCaller("ann"), limits), "a signed-in caller")
 	assert.True(t, take(st, "api", ip, limits[:1]), "other limits")
 	assert.True(t, take(st, "api", ip, []core.Rate{core.PerMinute(100000), core.PerDay(10)}), "limits of wider counters")
-	v6 := core.Caller{Network: netip.MustParsePrefix("2001:db8::/64")}
+	v6 := core.NetworkCaller(netip.MustParsePrefix("2001:db8::/64"))
 	assert.True(t, take(st, "api", v6, limits))
 	assert.True(t, take(st, "api", v6, limits))
 	assert.False(t, take(s, "api", v6, limits), "IPv6 callers share their count too")

@@ -24,7 +24,7 @@ func TestPlansOneTable(t *testing.T) {
 	base := []core.Rate{core.PerMinute(5), core.PerDay(1000)}
 	gold := []core.Rate{core.PerMinute(5), core.PerDay(100_000)} // wide
 	st := s.ForScope("api", core.User, gold)
-	alice := core.Caller{User: "alice"}
+	alice := core.UserCaller("alice")
 	take := func(st core.Store, scope string, limits []core.Rate) core.Result {
 		t.Helper()
 		res, err := st.Take(ctx, core.Request{Scope: scope, Caller: alice, Limits: limits, Cost: 1, Now: storetest.Start})

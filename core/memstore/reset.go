@@ -42,7 +42,7 @@ func (t *genericTable[K, T, W]) reset(caller core.Caller) {
 
 // reset drops the entry of caller from the table of its address family.
 func (a *anonPair[T, W]) reset(caller core.Caller) {
-	if caller.Network.Addr().Is4() {
+	if caller.Network().Addr().Is4() {
 		a.v4.reset(caller)
 	} else {
 		a.v6.reset(caller)
@@ -59,7 +59,7 @@ func (s *Store) ResetBalance(_ context.Context, req core.BalanceRequest) error {
 		}
 		t := v.(*balanceTable)
 		if req.Caller.Kind() == core.User {
-			t.users.reset(storekey.User(req.Caller.User))
+			t.users.reset(storekey.User(req.Caller.User()))
 		} else {
 			t.anons.reset(storekey.Addr16(req.Caller))
 		}

@@ -41,7 +41,7 @@ func TestBalanceKeys(t *testing.T) {
 			prefix := uniquePrefix()
 			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
 			policy := core.DefaultBalancePolicy()
-			callers := []core.Caller{anon("192.0.2.7"), {User: "bob"}, {User: "{x}%"}}
+			callers := []core.Caller{anon("192.0.2.7"), core.UserCaller("bob"), core.UserCaller("{x}%")}
 			// A first charge starts the balance's steps: its key lives
 			// 129 s, 4*32 s and one more, after which the balance is 0.
 			now := storetest.Start.Add(7*time.Minute + 500*time.Millisecond)
@@ -88,7 +88,7 @@ func TestBalanceNoScript(t *testing.T) {
 	for _, maxBatch := range []int{64, 1} {
 		client := newClient(t, srv.Addr)
 		s := newStore(t, redisstore.Config{Client: client, MaxBatch: maxBatch})
-		req := core.BalanceRequest{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.Caller{User: "ann"}, Policy: core.DefaultBalancePolicy(), Cost: 32 * 10, Now: storetest.Start}
+		req := core.BalanceRequest{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.UserCaller("ann"), Policy: core.DefaultBalancePolicy(), Cost: 32 * 10, Now: storetest.Start}
 		_, err := s.Charge(ctx, req)
 		require.NoError(t, err)
 		require.NoError(t, client.ScriptFlush(ctx).Err())
@@ -103,7 +103,7 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client, Timeout: 200 * time.Millisecond, BreakerFailures: 2, BreakerBackoff: time.Hour})
-	req := core.BalanceRequest{Scope: "down", Caller: core.Caller{User: "ann"}, Policy: core.DefaultBalancePolicy(), Cost: 20, Now: storetest.Start}
+	req := core.BalanceRequest{Scope: "down", Caller: core.UserCaller("ann"), Policy: core.DefaultBalancePolicy(), Cost: 20, Now: storetest.Start}
 	_, err := s.Charge(context.Background(), req)
 	require.NoError(t, err)
 	require.NoError(t, srv.Stop())
@@ -113,7 +113,7 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 	}
 	_, err = s.Charge(context.Background(), req)
 	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the breaker that guards Take guards Charge")
-	_, err = s.Take(context.Background(), core.Request{Scope: "down", Caller: core.Caller{User: "ann"}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start})
+	_, err = s.Take(context.Background(), core.Request{Scope: "down", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start})
 	assert.ErrorIs(t, err, redisstore.ErrUnavailable)
 }
 
@@ -174,7 +174,7 @@ func TestBalanceServerClock(t *testing.T) {
 	t.Parallel()
 	s := newServerClockStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	ctx := context.Background()
-	req := core.BalanceRequest{Scope: "server-clock", Caller: core.Caller{User: "alice"}, Policy: core.DefaultBalancePolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
+	req := core.BalanceRequest{Scope: "server-clock", Caller: core.UserCaller("alice"), Policy: core.DefaultBalancePolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
 	res, err := s.Charge(ctx, req)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000), res.Balance, "no decay between the charge and its reading")

@@ -27,7 +27,7 @@ import (
 func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int, limit int64) int64 {
 	t.Helper()
 	ctx := context.Background()
-	hot := core.Request{Scope: scope, Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(limit), core.PerDay(10 * limit)}, Cost: 1, Now: storetest.Start}
+	hot := core.Request{Scope: scope, Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(10 * limit)}, Cost: 1, Now: storetest.Start}
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -37,7 +37,7 @@ func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int
 			for i := range each {
 				req := hot
 				if i%2 == 1 {
-					req.Caller = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(g), byte(i)}), 32)}
+					req.Caller = core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(g), byte(i)}), 32))
 				}
 				res, err := s.Take(ctx, req)
 				if !assert.NoError(t, err) {
@@ -138,7 +138,7 @@ func TestNoScript(t *testing.T) {
 				require.NoError(t, client.ScriptFlush(ctx).Err())
 			}
 			s := newStore(t, redisstore.Config{Client: client, MaxBatch: tc.maxBatch, CacheSize: -1})
-			req := core.Request{Scope: "noscript", Caller: core.Caller{User: "ann"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+			req := core.Request{Scope: "noscript", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 			_, err := s.Take(ctx, req)
 			require.NoError(t, err)
 
@@ -198,7 +198,7 @@ func TestTimeoutInBatch(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	s := newStore(t, redisstore.Config{Client: client, Timeout: timeout, BreakerFailures: 1000})
 	ctx := context.Background()
-	req := core.Request{Scope: "slow", Caller: core.Caller{User: "sam"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	req := core.Request{Scope: "slow", Caller: core.UserCaller("sam"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 	_, err := s.Take(ctx, req)
 	require.NoError(t, err)
 

@@ -28,7 +28,7 @@ func BenchmarkTake(b *testing.B) {
 	limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
 	many := make([]core.Caller, 10000)
 	for i := range many {
-		many[i] = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32)}
+		many[i] = core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32))
 	}
 	for _, bc := range []struct {
 		name    string

@@ -402,7 +402,7 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 		require.NoError(t, err)
 		var d core.Decision
 		h := http.Header{}
-		g.DecideInto(ctx, &d, core.Caller{User: id}, "", h)
+		g.DecideInto(ctx, &d, core.UserCaller(id), "", h)
 		return d, h
 	}
 	for _, id := range append(onDead, healthy...) {

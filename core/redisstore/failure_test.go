@@ -174,7 +174,7 @@ func TestOverLimitCache(t *testing.T) {
 	hook := &counter{}
 	client.AddHook(hook)
 	s := newStore(t, redisstore.Config{Client: client})
-	req := core.Request{Scope: "flood", Caller: core.Caller{User: "mallory"}, Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 5, Now: storetest.Start}
+	req := core.Request{Scope: "flood", Caller: core.UserCaller("mallory"), Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 5, Now: storetest.Start}
 	res, err := s.Take(ctx, req)
 	require.NoError(t, err)
 	require.True(t, res.Allowed)
@@ -229,7 +229,7 @@ func TestOverLimitCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: 32})
 	for i := range 200 {
-		req := core.Request{Scope: "bounded", Caller: core.Caller{User: string(rune('a' + i))}, Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
+		req := core.Request{Scope: "bounded", Caller: core.UserCaller(string(rune('a' + i))), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
 		res, err := s.Take(ctx, req)
 		require.NoError(t, err)
 		require.True(t, res.Allowed)
@@ -285,7 +285,7 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 	client := newClient(t, server.Addr)
 	prefix := fmt.Sprintf("ratescope-wrongtype-%d:", time.Now().UnixNano()) // -count runs apart
 	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix, MaxBatch: 2, BreakerFailures: 1_000_000, CacheSize: -1})
-	bad := core.Request{Scope: "wrongtype", Caller: core.Caller{User: "wes"}, Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	bad := core.Request{Scope: "wrongtype", Caller: core.UserCaller("wes"), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
 	_, err := s.Take(ctx, bad)
 	require.NoError(t, err)
 	keys := scanKeys(t, client, prefix)
@@ -300,7 +300,7 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 		wg.Go(func() {
 			req := bad
 			if i%2 == 1 {
-				req.Caller = core.Caller{User: fmt.Sprintf("good-%d", i)}
+				req.Caller = core.UserCaller(fmt.Sprintf("good-%d", i))
 			}
 			_, err := s.Take(ctx, req)
 			switch {

@@ -25,7 +25,7 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 	b = append(b, ":{"...)
 	if req.Caller.Kind() == core.User {
 		b = append(b, 'u')
-		b = appendEscaped(b, storekey.User(req.Caller.User))
+		b = appendEscaped(b, storekey.User(req.Caller.User()))
 	} else {
 		k := storekey.Addr16(req.Caller)
 		b = append(b, 'a')

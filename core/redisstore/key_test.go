@@ -35,12 +35,12 @@ func TestLongUserIDs(t *testing.T) {
 	}
 	limits := []core.Rate{core.PerMinute(1)}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.True(t, res.Allowed, "first request of an id of %d bytes: a count of its own", len(id))
 	}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "second request of an id of %d bytes is counted", len(id))
 	}

@@ -120,7 +120,7 @@ func clients(s core.Store, n int, d, pace time.Duration, req func(client, i int)
 
 // ipv4 returns the anonymous caller 10.x.y.z numbered i.
 func ipv4(i int) core.Caller {
-	return core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32)}
+	return core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 32))
 }
 
 // clients of both kinds, sized as a deployment: a pool of 20 connections a
@@ -199,7 +199,7 @@ func TestBurstOneCaller(t *testing.T) {
 			client := withLatency(tc.client(t), latency{burstLatency})
 			s := loadStore(t, redisstore.Config{Client: client, CacheSize: -1, Timeout: burstTimeout})
 			warmUp(t, s)
-			req := core.Request{Scope: "burst-one", Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+			req := core.Request{Scope: "burst-one", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 			o := all(s, func(int) core.Request { return req }, 10000)
 			t.Logf("one caller at 100/min, 10,000 at once, %s: %s; %+v", tc.name, o, s.Stats())
 			assert.Equal(t, int64(100), o.allowed.Load(), "exactly the limit is allowed")
@@ -249,7 +249,7 @@ func TestSlowProcess(t *testing.T) {
 	stop := spin(30)
 	defer stop()
 
-	req := core.Request{Scope: "slow", Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+	req := core.Request{Scope: "slow", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 	o := all(s, func(int) core.Request { return req }, 300)
 	t.Logf("one caller at 100/min, 300 at once, 30 goroutines burning the only CPU: %s; %+v", o, s.Stats())
 	assert.Equal(t, int64(100), o.allowed.Load(), "exactly the limit is allowed")
@@ -317,7 +317,7 @@ func TestBackpressure(t *testing.T) {
 	// queue's bound, not about a cold start.
 	warmUp(t, s)
 	waited := s.Stats().Waited
-	req := core.Request{Scope: "backpressure", Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+	req := core.Request{Scope: "backpressure", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 	o := all(s, func(int) core.Request { return req }, 2000)
 	st := s.Stats()
 	t.Logf("2,000 at once through a queue of 8: %s; %d waited for room", o, st.Waited)
@@ -342,7 +342,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			t.Cleanup(func() { _ = client.Close() })
 			const timeout = 100 * time.Millisecond
 			s := newStore(t, redisstore.Config{Client: client, Timeout: timeout, MaxBatch: maxBatch, BreakerBackoff: 200 * time.Millisecond})
-			req := core.Request{Scope: "paused", Caller: core.Caller{User: "pat"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+			req := core.Request{Scope: "paused", Caller: core.UserCaller("pat"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 			_, err := s.Take(context.Background(), req)
 			require.NoError(t, err)
 
@@ -447,7 +447,7 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 		on[masterOf(t, client, ids[i])]++
 	}
 	req := func(c, _ int) core.Request {
-		return core.Request{Scope: "master-down", Caller: core.Caller{User: ids[c]}, Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}}, Cost: 1, Now: storetest.Start}
+		return core.Request{Scope: "master-down", Caller: core.UserCaller(ids[c]), Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}}, Cost: 1, Now: storetest.Start}
 	}
 	before := clients(s, users, 200*time.Millisecond, 0, req)
 	require.Zero(t, before.failed.Load(), "all masters up: %s", before)

@@ -45,7 +45,7 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 			t.Cleanup(func() { ms.Close() })
 			rng := rand.New(rand.NewPCG(11, 12))
 			limits := []core.Rate{{Limit: 7, Period: 10 * time.Second}, core.PerMinute(20), {Limit: 100_000, Period: time.Hour}}
-			req := core.Request{Scope: "same", Caller: core.Caller{User: "carol"}, Limits: limits, Now: storetest.Start.Add(1234567 * time.Microsecond)}
+			req := core.Request{Scope: "same", Caller: core.UserCaller("carol"), Limits: limits, Now: storetest.Start.Add(1234567 * time.Microsecond)}
 			ctx := context.Background()
 			denied, cached := 0, rs.Stats().CacheHits
 			for i := range 2000 {

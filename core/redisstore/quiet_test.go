@@ -36,7 +36,7 @@ func TestQuietProcessGivesUp(t *testing.T) {
 	client, _ := failureClient(t, srv)
 	s := loadStore(t, redisstore.Config{Client: client, BreakerFailures: 1000})
 	warmUp(t, s)
-	req := core.Request{Scope: "quiet", Caller: core.Caller{User: "quinn"}, Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	req := core.Request{Scope: "quiet", Caller: core.UserCaller("quinn"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 
 	require.NoError(t, srv.Pause())
 	t.Cleanup(func() { _ = srv.Resume() })

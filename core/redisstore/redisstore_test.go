@@ -121,7 +121,7 @@ func uniquePrefix() string {
 }
 
 func anon(addr string) core.Caller {
-	return core.Caller{Network: netip.PrefixFrom(netip.MustParseAddr(addr), 32)}
+	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 32))
 }
 
 // TestConformance runs the conformance suites, of windows and of
@@ -211,7 +211,7 @@ func TestKeysExpire(t *testing.T) {
 			prefix := uniquePrefix()
 			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
 			limits := []core.Rate{core.PerMinute(10), {Limit: 100, Period: time.Hour}}
-			callers := []core.Caller{anon("192.0.2.7"), {User: "bob"}, {User: "{x}%"}}
+			callers := []core.Caller{anon("192.0.2.7"), core.UserCaller("bob"), core.UserCaller("{x}%")}
 			for _, who := range callers {
 				_, err := s.Take(ctx, core.Request{Scope: "exp", Caller: who, Limits: limits, Cost: 1, Now: storetest.Start.Add(7 * time.Minute)})
 				require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestHashTag(t *testing.T) {
 	limits := []core.Rate{core.PerMinute(1)}
 	for _, scope := range []string{"s1", "s2"} {
 		for _, id := range ids {
-			res, err := s.Take(ctx, core.Request{Scope: scope, Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+			res, err := s.Take(ctx, core.Request{Scope: scope, Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 			require.NoError(t, err)
 			assert.True(t, res.Allowed, "first request of %q in %s", id, scope)
 		}
@@ -333,7 +333,7 @@ func TestHashTag(t *testing.T) {
 		assert.Equal(t, -1, strings.IndexAny(k[end+1:], "{}"), "key %q: one tag", k)
 	}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: core.Caller{User: id}, Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "second request of %q is counted", id)
 	}

@@ -25,7 +25,7 @@ func TestSoakSlowProcess(t *testing.T) {
 			factor := slowdown(busy)
 			s := loadStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: -1})
 			warmUp(t, s)
-			req := core.Request{Scope: fmt.Sprintf("slow-%d", busy), Caller: core.Caller{User: "hot"}, Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+			req := core.Request{Scope: fmt.Sprintf("slow-%d", busy), Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 			stop := spin(busy)
 			o := all(s, func(int) core.Request { return req }, 10000)
 			stop()

@@ -58,7 +58,7 @@ func TestRollingDeployAcrossWidths(t *testing.T) {
 			cost := max(tc.cost, 1)
 			allowed := 0
 			for i := range 40 {
-				d, err := versions[i%2].AllowN(ctx, "api", core.Caller{User: "alice"}, cost)
+				d, err := versions[i%2].AllowN(ctx, "api", core.UserCaller("alice"), cost)
 				require.NoError(t, err)
 				if d.Allowed {
 					allowed++

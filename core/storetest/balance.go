@@ -170,7 +170,7 @@ func testBalancesApart(t *testing.T, s core.BalanceStore) {
 	c.charge(32 * 100)
 	others := []*balanceCaller{
 		{t: t, s: s, scope: c.scope, who: anon("192.0.2.2"), policy: noThresholds, now: Start},
-		{t: t, s: s, scope: c.scope, who: core.Caller{User: "192.0.2.1"}, policy: noThresholds, now: Start},
+		{t: t, s: s, scope: c.scope, who: core.UserCaller("192.0.2.1"), policy: noThresholds, now: Start},
 		{t: t, s: s, scope: c.scope + "x", who: c.who, policy: noThresholds, now: Start},
 		{t: t, s: s, scope: c.scope, who: anon("2001:db8::1"), policy: noThresholds, now: Start},
 	}

@@ -95,7 +95,7 @@ func testGiveBackApart(t *testing.T, s core.Store, g core.GiveBackStore) {
 	x := newCaller(t, s, limits...)
 	y := &caller{t: t, s: s, scope: x.scope, who: anon("192.0.2.2"), limits: limits, now: Start}
 	v6 := &caller{t: t, s: s, scope: x.scope, who: anon("2001:db8::1"), limits: limits, now: Start}
-	user := &caller{t: t, s: s, scope: x.scope, who: core.Caller{User: "192.0.2.1"}, limits: limits, now: Start}
+	user := &caller{t: t, s: s, scope: x.scope, who: core.UserCaller("192.0.2.1"), limits: limits, now: Start}
 	other := &caller{t: t, s: s, scope: uniqueScope(t), who: x.who, limits: limits, now: Start}
 	for _, c := range []*caller{y, v6, user, other} {
 		c.allow(2)

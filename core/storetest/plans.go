@@ -27,7 +27,7 @@ func testPlans(t *testing.T, s core.Store) {
 	if ss, ok := s.(core.ScopedStore); ok {
 		st = ss.ForScope(scope, core.User, gold) // the widest of the three
 	}
-	who := core.Caller{User: "alice"}
+	who := core.UserCaller("alice")
 	now := Start
 	take := func(limits []core.Rate, cost int64) core.Result {
 		t.Helper()
@@ -68,7 +68,7 @@ func testPlans(t *testing.T, s core.Store) {
 	assert.Equal(t, int64(1000-9), res.Limits[1].Remaining, "one day count, whatever the plan")
 
 	// Another caller is not touched by alice's plans.
-	other, err := st.Take(context.Background(), core.Request{Scope: scope, Caller: core.Caller{User: "bob"}, Limits: base, Cost: 1, Now: now})
+	other, err := st.Take(context.Background(), core.Request{Scope: scope, Caller: core.UserCaller("bob"), Limits: base, Cost: 1, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), other.Limits[0].Remaining)
 	assert.Equal(t, int64(999), other.Limits[1].Remaining)

@@ -88,7 +88,7 @@ func testResetOneCaller(t *testing.T, s core.Store, r core.ResetStore) {
 	}
 	blocked := at(scope, anon("192.0.2.1"))
 	neighbour := at(scope, anon("192.0.2.2"))
-	user := at(scope, core.Caller{User: "192.0.2.1"}) // the other kind, named alike
+	user := at(scope, core.UserCaller("192.0.2.1")) // the other kind, named alike
 	elsewhere := at(other, anon("192.0.2.1"))
 	v6 := at(scope, anon("2001:db8:1:2::1"))
 
@@ -119,7 +119,7 @@ func testResetNoCounts(t *testing.T, s core.Store, r core.ResetStore) {
 	c.reset()
 	c.reset()
 	assert.Equal(t, []int64{4, 99}, c.remaining())
-	c.who = core.Caller{User: "nobody"}
+	c.who = core.UserCaller("nobody")
 	c.reset()
 	assert.Equal(t, []int64{4, 99}, c.remaining())
 }
@@ -181,7 +181,7 @@ func testResetBalance(t *testing.T, s core.BalanceStore, r core.BalanceResetStor
 	other := *dropped
 	other.who = anon("192.0.2.2")
 	user := *dropped
-	user.who = core.Caller{User: "192.0.2.1"}
+	user.who = core.UserCaller("192.0.2.1")
 	reset := func(c *balanceCaller) {
 		t.Helper()
 		require.NoError(t, r.ResetBalance(context.Background(), core.BalanceRequest{Scope: c.scope, Caller: c.who, Policy: c.policy, Now: c.now}))
@@ -203,7 +203,7 @@ func testResetBalance(t *testing.T, s core.BalanceStore, r core.BalanceResetStor
 	reset(&user)
 	assert.Zero(t, user.charge(0).Balance)
 	nobody := *dropped
-	nobody.who = core.Caller{User: "nobody"}
+	nobody.who = core.UserCaller("nobody")
 	reset(&nobody)
 	assert.Zero(t, nobody.charge(0).Balance)
 

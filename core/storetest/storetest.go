@@ -116,7 +116,7 @@ func anon(addr string) core.Caller {
 	if a.Is6() {
 		bits = 64
 	}
-	return core.Caller{Network: netip.PrefixFrom(a, bits).Masked()}
+	return core.NetworkCaller(netip.PrefixFrom(a, bits).Masked())
 }
 
 func (c *caller) take(cost int64) core.Result {
@@ -331,18 +331,18 @@ func testCallersApart(t *testing.T, s core.Store) {
 		anon("2001:db8:1:2::1"),
 		anon("2001:db8:1:3::1"),
 		anon("::ffff:192.0.2.3"),
-		{User: "192.0.2.1"},
-		{User: "alice"},
-		{User: "Alice"},
-		{User: "alice "},
-		{User: "a|b"},
-		{User: "a"},
-		{User: "{alice}"},
-		{User: "{alice"},
-		{User: "a:b:c"},
-		{User: "\x00"},
-		{User: "ünïcode ✓"},
-		{User: string(make([]byte, 300))},
+		core.UserCaller("192.0.2.1"),
+		core.UserCaller("alice"),
+		core.UserCaller("Alice"),
+		core.UserCaller("alice "),
+		core.UserCaller("a|b"),
+		core.UserCaller("a"),
+		core.UserCaller("{alice}"),
+		core.UserCaller("{alice"),
+		core.UserCaller("a:b:c"),
+		core.UserCaller("\x00"),
+		core.UserCaller("ünïcode ✓"),
+		core.UserCaller(string(make([]byte, 300))),
 	}
 	for _, sc := range []string{scope, other} {
 		for _, who := range callers {

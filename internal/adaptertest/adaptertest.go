@@ -479,7 +479,7 @@ func testExempt(t *testing.T, build builder) {
 		User: UserFromHeader,
 		Exempt: func(c core.Caller) bool {
 			asked = append(asked, c)
-			return c.User == "admin"
+			return c.User() == "admin"
 		},
 		RouteCosts: map[string]int64{ExportPath: 2},
 	})
@@ -497,7 +497,7 @@ func testExempt(t *testing.T, build builder) {
 	assert.Equal(t, int64(2), a.last().Cost, "an exempt request has its route's cost")
 	assert.Equal(t, core.OutcomeExempt, a.last().Outcome)
 	require.Len(t, asked, 11, "Exempt is asked once a request")
-	assert.Equal(t, core.Caller{User: "admin"}, asked[0], "Exempt is asked about the caller")
+	assert.Equal(t, core.UserCaller("admin"), asked[0], "Exempt is asked about the caller")
 
 	w := a.get("192.0.2.1:1234", user("alice"))
 	require.Equal(t, http.StatusOK, w.Code)

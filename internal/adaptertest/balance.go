@@ -215,7 +215,7 @@ func testBalanceDefaultCost(t *testing.T, build balanceBuilder) {
 }
 
 func testBalanceExempt(t *testing.T, build balanceBuilder) {
-	a := newBalanceApp(t, build, nil, BalanceOptions{Cost: costFromHeader, Exempt: func(c core.Caller) bool { return c.User == "root" }})
+	a := newBalanceApp(t, build, nil, BalanceOptions{Cost: costFromHeader, Exempt: func(c core.Caller) bool { return c.User() == "root" }})
 	for range 300 {
 		w := a.post("root", 3000)
 		require.Equal(t, http.StatusOK, w.Code)
@@ -237,7 +237,7 @@ func testBalanceKeyAndSkipper(t *testing.T, build balanceBuilder) {
 	require.Equal(t, http.StatusOK, a.postWith("alice", -1, http.Header{"X-Api-Key": {"k1"}}).Code)
 	assert.Equal(t, core.KeyCaller("k1"), a.last().Caller, "a key wins over the user, as for windows")
 	require.Equal(t, http.StatusOK, a.post("alice", -1).Code)
-	assert.Equal(t, core.Caller{User: "alice"}, a.last().Caller)
+	assert.Equal(t, core.UserCaller("alice"), a.last().Caller)
 
 	w := a.postWith("alice", -1, http.Header{"X-Skip": {"1"}})
 	assert.Nil(t, a.last(), "a skipped request has no decision")

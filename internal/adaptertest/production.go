@@ -103,7 +103,7 @@ func testObserve(t *testing.T, build builder) {
 	observe := func(c *core.Config) { c.Observe = ev.observe }
 	a := newAppWith(t, build, nil, observe, Options{
 		User:   UserFromHeader,
-		Exempt: func(c core.Caller) bool { return c.User == "admin" },
+		Exempt: func(c core.Caller) bool { return c.User() == "admin" },
 	})
 	for range 3 {
 		require.Equal(t, http.StatusOK, a.get("192.0.2.1:1234", nil).Code)
@@ -123,7 +123,7 @@ func testObserve(t *testing.T, build builder) {
 	assert.Equal(t, "192.0.2.1", all[3].caller.String())
 	assert.Equal(t, core.PerMinute(3), all[3].refusing, "the limit that refused")
 	assert.Equal(t, core.Rate{}, all[2].refusing, "no limit refused an allowed request")
-	assert.Equal(t, core.Caller{User: "admin"}, all[4].caller)
+	assert.Equal(t, core.UserCaller("admin"), all[4].caller)
 	assert.Zero(t, all[4].duration, "an exempt caller is decided without the store")
 	assert.Equal(t, core.User, all[5].caller.Kind())
 
@@ -272,7 +272,7 @@ func testTrustedDirect(t *testing.T, build builder) {
 		callers[s.caller]++
 	}
 	assert.Len(t, callers, 1, "counted as one caller")
-	assert.Equal(t, 10_000, callers[core.Caller{Network: netip.MustParsePrefix("203.0.113.50/32")}])
+	assert.Equal(t, 10_000, callers[core.NetworkCaller(netip.MustParsePrefix("203.0.113.50/32"))])
 	assert.Equal(t, 3, a.served(), "only the limit's 3 requests were served")
 
 	// Claiming a victim's address does not lock the victim out.

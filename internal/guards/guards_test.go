@@ -47,7 +47,7 @@ func TestErrorsNameTheAdapter(t *testing.T) {
 	g, err := guards.Window("ginlimit", lim, "api", 1, map[string]int64{"/export": 5}, true)
 	require.NoError(t, err)
 	var d core.Decision
-	g.DecideInto(context.Background(), &d, core.Caller{User: "u"}, "/export", http.Header{})
+	g.DecideInto(context.Background(), &d, core.UserCaller("u"), "/export", http.Header{})
 	assert.Equal(t, int64(5), d.Cost, "the route's cost")
 }
 

@@ -107,16 +107,16 @@ type caller struct {
 // core returns the caller as core counts it.
 func (c caller) core() core.Caller {
 	if c.user != "" || c.bits == 0 {
-		return core.Caller{User: c.user}
+		return core.UserCaller(c.user)
 	}
-	return core.Caller{Network: netip.PrefixFrom(netip.AddrFrom16(c.addr).Unmap(), int(c.bits))}
+	return core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom16(c.addr).Unmap(), int(c.bits)))
 }
 
 func fromCore(c core.Caller) caller {
-	if c.User != "" || !c.Network.IsValid() {
-		return caller{user: c.User}
+	if c.User() != "" || !c.Network().IsValid() {
+		return caller{user: c.User()}
 	}
-	return caller{addr: c.Network.Addr().As16(), bits: uint8(c.Network.Bits())}
+	return caller{addr: c.Network().Addr().As16(), bits: uint8(c.Network().Bits())}
 }
 
 // String returns the caller as core.Caller writes it: the user id, the
@@ -124,7 +124,7 @@ func fromCore(c core.Caller) caller {
 func (c caller) String() string { return c.core().String() }
 
 // kind returns 0 for an anonymous caller, 1 for a signed-in one.
-func (c caller) kind() int { return int(core.Caller{User: c.user}.Kind()) }
+func (c caller) kind() int { return int(core.UserCaller(c.user).Kind()) }
 
 // known is a caller found, and its core form.
 type known struct {

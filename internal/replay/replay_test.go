@@ -175,11 +175,9 @@ func TestDecisionsMatchLimiter(t *testing.T) {
 	opt := replay.Options{Decided: func(d replay.Decision) {
 		decided++
 		now = d.Time
-		c := core.Caller{User: ""}
+		c := core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(d.Caller), 32))
 		if d.User {
-			c.User = d.Caller
-		} else {
-			c.Network = netip.PrefixFrom(netip.MustParseAddr(d.Caller), 32)
+			c = core.UserCaller(d.Caller)
 		}
 		want, err := ref.AllowN(context.Background(), d.Scope, c, d.Cost)
 		require.NoError(t, err)

@@ -48,8 +48,8 @@ func User(id string) string {
 // gives sixteen 0xff bytes, a multicast address that no request comes
 // from. Stores use it as a compact map key.
 func Addr16(c core.Caller) [16]byte {
-	if !c.Network.IsValid() {
+	if !c.Network().IsValid() {
 		return [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	}
-	return c.Network.Addr().As16()
+	return c.Network().Addr().As16()
 }

@@ -51,7 +51,7 @@ func (a *App) ResetLimits(w http.ResponseWriter, r *http.Request, scope string) 
 		writeJSON(w, http.StatusBadRequest, AdminError{Error: "give one of caller=ADDRESS and user=NAME"})
 		return
 	}
-	caller := a.Limiter.Caller(r, "", q.Get("user"))
+	caller := core.UserCaller(q.Get("user"))
 	if q.Has("caller") {
 		addr, err := netip.ParseAddr(q.Get("caller"))
 		if err != nil {

@@ -41,7 +41,7 @@ func TestResetLimits(t *testing.T) {
 	require.True(t, a.Admin())
 	assert.False(t, newApp("").Admin())
 
-	caller := core.Caller{User: "alice"}
+	caller := core.UserCaller("alice")
 	use := func() bool {
 		d, err := a.Limiter.Allow(context.Background(), portal.ScopeAPI, caller)
 		require.NoError(t, err)

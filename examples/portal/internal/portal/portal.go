@@ -302,7 +302,7 @@ func (a *App) Close() error { return a.close() }
 
 // Exempt reports whether the caller is an admin, exempt from all limits.
 func (a *App) Exempt(c core.Caller) bool {
-	return c.User != "" && a.admins[c.User]
+	return c.User() != "" && a.admins[c.User()]
 }
 
 // UserFromAuthorization returns the user an Authorization header signs in:
