@@ -39,13 +39,32 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	h := http.Header{}
 	allocs = testing.AllocsPerRun(100, func() { decisionSink = g.Decide(ctx, ip, h) })
 	assert.Equal(t, 3.0, allocs, "Guard.Decide: the decision, the header values and the RateLimit value")
-	var d core.Decision
-	allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, ip, "", h) })
-	assert.Equal(t, 2.0, allocs, "Guard.DecideInto: the header values and the RateLimit value")
+	var tk core.Ticket
+	allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: ip, Header: h}) })
+	assert.Equal(t, 2.0, allocs, "Guard.Check: the header values and the RateLimit value")
+	allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: ip}) })
+	assert.Zero(t, allocs, "Guard.Check without headers")
 	allocs = testing.AllocsPerRun(100, func() { decisionSink = g.Exempt(ctx, ip) })
 	assert.Equal(t, 1.0, allocs, "Guard.Exempt: the decision")
-	allocs = testing.AllocsPerRun(100, func() { g.ExemptInto(ctx, &d, ip, "") })
-	assert.Zero(t, allocs, "Guard.ExemptInto")
+	allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: ip, Exempt: true}) })
+	assert.Zero(t, allocs, "Guard.Check of an exempt caller")
+
+	gb, err := lim.NewGuard(core.GuardConfig{GiveBack: true})
+	require.NoError(t, err)
+	giveBack := testing.AllocsPerRun(100, func() {
+		gb.Check(ctx, &tk, core.Call{Caller: ip})
+		if err := tk.GiveBack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	allocs = testing.AllocsPerRun(100, func() {
+		gb.Check(ctx, &tk, core.Call{Caller: ip})
+		decisionSink = tk.Decision()
+		if err := lim.GiveBack(ctx, decisionSink); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Equal(t, giveBack+1, allocs, "the kept decision and the give-back it shares with the ticket: one allocation more than Ticket.GiveBack")
 }
 
 func TestNoAllocationForAnExemptCaller(t *testing.T) {
@@ -54,10 +73,10 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
 	h := http.Header{}
-	var d core.Decision
-	allocs := testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, core.UserCaller("monitor"), "", h) })
-	assert.Zero(t, allocs, "Guard.DecideInto of a caller on an allowlist")
-	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+	var tk core.Ticket
+	allocs := testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: core.UserCaller("monitor"), Header: h}) })
+	assert.Zero(t, allocs, "Guard.Check of a caller on an allowlist")
+	assert.Equal(t, core.OutcomeExempt, tk.Decision().Outcome)
 
 	office := newLimiter(t, core.Config{NumProxies: core.Proxies(1), ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}})
 	g, err = office.Guard("api", 1)
@@ -66,9 +85,9 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	r.RemoteAddr = "10.0.0.1:443"
 	r.Header.Set("X-Forwarded-For", "198.51.100.7")
 	for _, user := range []string{"", "alice"} {
-		allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, office.Caller(r, "", user), "", h) })
-		assert.Zero(t, allocs, "Limiter.Caller and Guard.DecideInto of a caller in an exempt network (user %q)", user)
-		assert.Equal(t, core.OutcomeExempt, d.Outcome)
+		allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: office.Caller(r, "", user), Header: h}) })
+		assert.Zero(t, allocs, "Limiter.Caller and Guard.Check of a caller in an exempt network (user %q)", user)
+		assert.Equal(t, core.OutcomeExempt, tk.Decision().Outcome)
 	}
 }
 
@@ -81,16 +100,16 @@ func TestNoAllocationForPlans(t *testing.T) {
 	g, err := lim.Guard("api", 1)
 	require.NoError(t, err)
 	h := http.Header{}
-	var d core.Decision
+	var tk core.Ticket
 	alice := core.UserCaller("alice")
-	allocs := testing.AllocsPerRun(100, func() { g.ForPlan("gold").DecideInto(ctx, &d, alice, "", h) })
-	assert.Equal(t, 2.0, allocs, "ForPlan, then DecideInto: the header values and the RateLimit value")
-	assert.Equal(t, "gold", d.Plan())
+	allocs := testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: alice, Plan: "gold", Header: h}) })
+	assert.Equal(t, 2.0, allocs, "Guard.Check on a plan: the header values and the RateLimit value")
+	assert.Equal(t, "gold", tk.Decision().Plan())
 }
 
 // TestDecisionSizes holds the size classes of what a decision may put on
 // the heap: a Decision copied for the deny handler or kept for the
-// handlers (320 B), and the BalanceDecision every balance charge returns
+// handlers (320 B, with the give-back it shares in one allocation), and the BalanceDecision every balance charge returns
 // (112 B). A field that takes either to the next class costs every
 // request that allocates it, whether its feature is used or not.
 func TestDecisionSizes(t *testing.T) {

@@ -27,7 +27,7 @@ type Config struct {
 	// starting values; a key that names no known scope and kind is an
 	// error, so a typo cannot silently remove a limit. A key
 	// SCOPE.user@PLAN ("api.user@gold") sets the rates of a plan of
-	// signed-in callers ([Scope.Plans], [Guard.ForPlan]), over the
+	// signed-in callers ([Scope.Plans], [Call.Plan]), over the
 	// periods of SCOPE.user; plans are for signed-in callers only, so
 	// SCOPE.anon@PLAN is an error. A [RateTable] converts to it, to read
 	// the rates from text.

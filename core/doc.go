@@ -95,7 +95,7 @@
 // A scope may give the signed-in callers on a plan (an account's tier)
 // rates of their own: [Scope.Plans], or the rate key SCOPE.user@PLAN
 // ("api.user@gold=600/min,100000/day"). The plan is chosen per request,
-// with [Guard.ForPlan] (the middlewares' Config.Plan), and counted on the
+// with [Call.Plan] (the middlewares' Config.Plan), and counted on the
 // caller's one count whatever the plan, so a plan has the periods of the
 // scope's user rates and a caller changing plan keeps what it used. An
 // unknown plan gets the scope's user rates and a warning; [Limiter.Plans]
@@ -162,7 +162,7 @@
 // [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
 // shadow mode: counted and reported as if enforced, but nobody is refused.
 // [Config.TrustedProxies] reads X-Forwarded-For only from the proxies'
-// networks. [Guard.WithRouteCosts] gives the routes
+// networks. [GuardConfig.RouteCosts] gives the routes
 // of one middleware their own costs, each request decided once; a cost
 // above the smallest limit is clamped to it ([Limiter.AllowN]).
 // [RateTable], [ProxyCount], [Rate] and [Networks] load from flags,

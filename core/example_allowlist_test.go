@@ -47,11 +47,11 @@ func ExampleConfig_exemptNetworks() {
 		r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 		r.RemoteAddr = "10.0.0.1:443"
 		r.Header.Set("X-Forwarded-For", who.addr)
-		var d core.Decision
+		var t core.Ticket
 		for range 2 {
-			g.DecideInto(context.Background(), &d, lim.Caller(r, "", who.user), "", http.Header{})
+			g.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, "", who.user), Header: http.Header{}})
 		}
-		fmt.Printf("%s %q: second request %s\n", who.addr, who.user, d.Outcome)
+		fmt.Printf("%s %q: second request %s\n", who.addr, who.user, t.Decision().Outcome)
 	}
 	// Output:
 	// 198.51.100.7 "": second request exempt

@@ -40,9 +40,9 @@ func ExampleHeaderMode() {
 	r.RemoteAddr = "192.0.2.1:1234"
 	for range 2 {
 		h := http.Header{}
-		var d core.Decision
-		guard.DecideInto(context.Background(), &d, lim.Caller(r, "", ""), "", h)
-		fmt.Println(d.Allowed, slices.Sorted(maps.Keys(h)))
+		var t core.Ticket
+		guard.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
+		fmt.Println(t.Allowed(), slices.Sorted(maps.Keys(h)))
 	}
 	// Output:
 	// true []

@@ -12,7 +12,7 @@ import (
 // A caller moving to a plan keeps its count: alice used api.user's 3 a
 // minute and was refused, then moved to gold's 10 a minute: her request
 // is allowed, and leaves her 6 of them.
-func ExampleGuard_ForPlan() {
+func ExampleCall_plan() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	rates, err := core.ParseRateTable("api.user=3/min,1000/day api.user@gold=10/min,100000/day")
@@ -32,10 +32,10 @@ func ExampleGuard_ForPlan() {
 	}
 	alice := core.UserCaller("alice")
 	for _, plan := range []string{"", "", "", "", "gold"} {
-		var d core.Decision
+		var t core.Ticket
 		h := http.Header{}
-		guard.ForPlan(plan).DecideInto(context.Background(), &d, alice, "", h)
-		fmt.Printf("%q allowed=%t %s\n", d.Plan(), d.Allowed, h.Get(core.HeaderRateLimit))
+		guard.Check(context.Background(), &t, core.Call{Caller: alice, Plan: plan, Header: h})
+		fmt.Printf("%q allowed=%t %s\n", t.Decision().Plan(), t.Allowed(), h.Get(core.HeaderRateLimit))
 	}
 	// Output:
 	// "" allowed=true "api.user.min";r=2;t=60, "api.user.day";r=999;t=86400

@@ -38,18 +38,39 @@ func (n Networks) Contains(a netip.Addr) bool { return n.contains(a) }
 // CheckCost is checkCost.
 func (l *Limiter) CheckCost(scope string, cost int64) error { return l.checkCost(scope, cost) }
 
-// Decide is DecideInto on a new Decision, for a request at the guard's own
-// cost.
+// Decide is Check, for a request at the guard's own cost, and the
+// Ticket's Decision.
 func (g *Guard) Decide(ctx context.Context, caller Caller, h http.Header) *Decision {
-	d := new(Decision)
-	g.DecideInto(ctx, d, caller, "", h)
-	return d
+	var t Ticket
+	g.Check(ctx, &t, Call{Caller: caller, Header: h})
+	return t.Decision()
 }
 
-// Exempt is ExemptInto on a new Decision, for a request at the guard's own
-// cost.
+// Exempt is Check of an exempt caller, for a request at the guard's own
+// cost, and the Ticket's Decision.
 func (g *Guard) Exempt(ctx context.Context, caller Caller) *Decision {
-	d := new(Decision)
-	g.ExemptInto(ctx, d, caller, "")
-	return d
+	var t Ticket
+	g.Check(ctx, &t, Call{Caller: caller, Exempt: true})
+	return t.Decision()
 }
+
+// DecideInto is Check into a Ticket of its own, whose decision it copies
+// into d: the decision without its give-back.
+func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, route string, h http.Header) {
+	var t Ticket
+	g.Check(ctx, &t, Call{Caller: caller, Route: route, Header: h})
+	*d = t.d
+}
+
+// ExemptInto is DecideInto of an exempt caller.
+func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
+	var t Ticket
+	g.Check(ctx, &t, Call{Caller: caller, Route: route, Exempt: true})
+	*d = t.d
+}
+
+// ForPlan is forPlan.
+func (g *Guard) ForPlan(plan string) *Guard { return g.forPlan(plan) }
+
+// WithRouteCosts is withRouteCosts.
+func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) { return g.withRouteCosts(costs) }

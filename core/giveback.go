@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 )
 
 // A GiveBackStore is a [Store] that can return the units of a request it
@@ -25,8 +23,8 @@ import (
 // anyway, and a give-back changes nothing and is no error. The store does
 // not remember what was given back: called twice for one request, it
 // takes out the units twice, as long as the bucket holds them (other
-// requests of the caller in the same bucket); [Limiter.GiveBack] gives
-// each [Decision] back at most once.
+// requests of the caller in the same bucket); [Ticket.GiveBack] gives
+// each request back at most once.
 //
 // An error means the store could not give the units back (it could not be
 // reached): they stay counted, the strict side. The interface is optional;
@@ -37,31 +35,28 @@ type GiveBackStore interface {
 	GiveBack(ctx context.Context, req Request, at int64) error
 }
 
-// ErrNoGiveBack is the error of [Limiter.CheckGiveBack] and
-// [Limiter.GiveBack] when the Limiter's Store cannot give units back (it is
-// no [GiveBackStore]).
+// ErrNoGiveBack is the error, wrapped, of [Limiter.NewGuard] with
+// GuardConfig.GiveBack, and of [Ticket.GiveBack] and [Limiter.GiveBack],
+// when the Limiter's Store cannot give units back (it is no
+// [GiveBackStore]).
 var ErrNoGiveBack = errors.New("ratescope: the store cannot give units back (it has no GiveBack method, core.GiveBackStore); use memstore or redisstore")
 
-// CheckGiveBack returns nil if the Limiter's Store can give units back
-// ([GiveBackStore]), and an error wrapping [ErrNoGiveBack] otherwise. A
-// middleware set up to give units back calls it when it is built, so that
-// it fails at startup rather than at each request.
-func (l *Limiter) CheckGiveBack() error {
-	if l.giver == nil {
-		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
-	}
-	return nil
-}
-
-// GiveBack returns the units d counted, so that its request no longer
-// counts against the caller's limits: call it after the request was
-// handled, when its response shows it should not count (a sign-in that
-// succeeded). Only a decision that was allowed and counted
-// (OutcomeAllowed) has units to give back: for any other (refused, failed
-// open, exempt, shadow, the zero Decision) GiveBack does nothing and
-// returns nil. It gives d back at most once: it marks d before it asks
-// the store, and a second call does nothing, even after a store error. A give-back after the window moved on past the bucket the
-// request was counted in changes nothing (see [GiveBackStore]).
+// GiveBack returns the units of the request d was decided for, so that it
+// no longer counts against the caller's limits: call it after the request
+// was handled, when its response shows it should not count (a sign-in
+// that succeeded). d is a decision a [Ticket] handed out
+// ([Ticket.Decision]; a middleware's kept decision is one): the Ticket and
+// every copy of d share one mark, so the request is given back at most
+// once, and what is given back is what the store counted, whatever d's
+// exported fields say.
+//
+// Only a counted request (OutcomeAllowed) has units to give back: for any
+// other (refused, failed open, exempt, shadow, the zero Decision) and for
+// one given back already, GiveBack does nothing and returns nil. A
+// counted decision that no Ticket handed out ([Limiter.AllowN]'s) cannot
+// be given back: the error says so. A give-back after the window moved on
+// past the bucket the request was counted in changes nothing (see
+// [GiveBackStore]).
 //
 // The give-back is not cut short when ctx ends (a client that hung up
 // once its request was handled still made the attempt): GiveBack keeps
@@ -70,29 +65,13 @@ func (l *Limiter) CheckGiveBack() error {
 // The error wraps [ErrNoGiveBack] if the store cannot give units back, or
 // is the store's: the units then stay counted (the strict side), and the
 // error is logged at most once per Config.ErrorLogInterval. GiveBack keeps
-// no reference to d and is safe for concurrent use (on distinct
-// decisions).
+// no reference to d and is safe for concurrent use.
 func (l *Limiter) GiveBack(ctx context.Context, d *Decision) error {
-	if d.Outcome != OutcomeAllowed || !d.Checked || d.givenBack || d.limits == nil {
+	if d.grant == nil {
+		if d.Outcome == OutcomeAllowed && d.Checked {
+			return errNotAGuardDecision
+		}
 		return nil
 	}
-	if l.giver == nil {
-		return l.CheckGiveBack()
-	}
-	d.givenBack = true
-	ctx = context.WithoutCancel(ctx)
-	req := Request{Scope: d.Scope, Caller: d.Caller, Limits: d.limits.rates, Cost: d.Cost, Now: l.now()}
-	if err := l.giver.GiveBack(ctx, req, d.res.At); err != nil {
-		if quiet, ok := l.errLog.allow(req.Now); ok {
-			l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
-				slog.String("scope", d.Scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
-		}
-		return err
-	}
-	return nil
-}
-
-// GivenBack reports whether [Limiter.GiveBack] gave d's units back.
-func (d *Decision) GivenBack() bool {
-	return d.givenBack
+	return d.grant.give(ctx, l)
 }

@@ -35,34 +35,87 @@ func (failingGiver) GiveBack(context.Context, core.Request, int64) error {
 	panic("GiveBack of a decision that failed open")
 }
 
+// check decides a request by caller with g, as a middleware does.
+func check(g *core.Guard, caller core.Caller) *core.Ticket {
+	t := new(core.Ticket)
+	g.Check(context.Background(), t, core.Call{Caller: caller})
+	return t
+}
+
+func newGuard(t *testing.T, lim *core.Limiter, cfg core.GuardConfig) *core.Guard {
+	t.Helper()
+	g, err := lim.NewGuard(cfg)
+	require.NoError(t, err)
+	return g
+}
+
 func TestGiveBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ip := anonCaller("192.0.2.1")
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "3/min,10/day"}})
+	g := newGuard(t, lim, core.GuardConfig{Cost: 2, GiveBack: true})
 
-	d, err := lim.AllowN(ctx, "api", ip, 2)
-	require.NoError(t, err)
-	require.Equal(t, core.OutcomeAllowed, d.Outcome)
-	require.NoError(t, lim.GiveBack(ctx, &d))
-	assert.True(t, d.GivenBack())
-	require.NoError(t, lim.GiveBack(ctx, &d), "a second give-back of one decision")
+	tk := check(g, ip)
+	require.True(t, tk.Counted())
+	require.NoError(t, tk.GiveBack(ctx))
+	assert.False(t, tk.Counted(), "given back")
+	require.NoError(t, tk.GiveBack(ctx), "a second give-back of one request")
 
+	one := newGuard(t, lim, core.GuardConfig{})
 	for i := range 3 {
-		d, err := lim.Allow(ctx, "api", ip)
-		require.NoError(t, err)
-		require.True(t, d.Allowed, "request %d: the 2 units given back are free, once", i+1)
+		require.True(t, check(one, ip).Allowed(), "request %d: the 2 units given back are free, once", i+1)
 	}
-	refused, err := lim.Allow(ctx, "api", ip)
-	require.NoError(t, err)
-	assert.Equal(t, core.OutcomeDenied, refused.Outcome, "the second give-back freed nothing")
-	require.NoError(t, lim.GiveBack(ctx, &refused))
-	assert.False(t, refused.GivenBack(), "a refused request has nothing to give back")
-	again, err := lim.Allow(ctx, "api", ip)
-	require.NoError(t, err)
-	assert.False(t, again.Allowed)
+	refused := check(one, ip)
+	assert.Equal(t, core.OutcomeDenied, refused.Decision().Outcome, "the second give-back freed nothing")
+	assert.False(t, refused.Counted(), "a refused request has nothing to give back")
+	require.NoError(t, refused.GiveBack(ctx))
+	require.NoError(t, lim.GiveBack(ctx, refused.Decision()))
+	assert.False(t, check(one, ip).Allowed())
 	var zero core.Decision
 	require.NoError(t, lim.GiveBack(ctx, &zero))
+	var none core.Ticket
+	require.NoError(t, none.GiveBack(ctx), "a Ticket that decided nothing")
+}
+
+// TestGiveBackOnceWhateverCopies is the second defect of issue 30: a
+// middleware that keeps the decision for the handlers and gives the
+// request back itself, and a handler that gives back the kept decision (or
+// a copy of it), free the request's units once between them; and a
+// decision's exported fields cannot make a give-back free more than was
+// counted, or another caller's units.
+func TestGiveBackOnceWhateverCopies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ip, other := anonCaller("192.0.2.1"), anonCaller("192.0.2.2")
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "3/min,10/day"}})
+	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+	for range 3 {
+		require.True(t, check(g, other).Allowed())
+	}
+	for range 2 {
+		require.True(t, check(g, ip).Allowed())
+	}
+	tk := check(g, ip) // the third of 3
+	require.True(t, tk.Allowed())
+	kept := tk.Decision()
+	assert.Same(t, kept, tk.Decision(), "one decision on the heap")
+	copied := *kept
+	copied.Cost, copied.Caller, copied.Scope = 3, other, "login"
+	require.NoError(t, lim.GiveBack(ctx, &copied), "the handler gives back a copy, with its fields changed")
+	require.NoError(t, lim.GiveBack(ctx, kept), "the handler gives back the kept decision")
+	require.NoError(t, tk.GiveBack(ctx), "the middleware gives back its ticket")
+	assert.True(t, check(g, ip).Allowed(), "the one unit given back")
+	assert.False(t, check(g, ip).Allowed(), "given back once: 3 of 3 used again")
+	assert.False(t, check(g, other).Allowed(), "the other caller got nothing back")
+}
+
+func TestGiveBackOfAllowN(t *testing.T) {
+	t.Parallel()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "3/min,10/day"}})
+	d, err := lim.Allow(context.Background(), "api", anonCaller("192.0.2.1"))
+	require.NoError(t, err)
+	assert.ErrorContains(t, lim.GiveBack(context.Background(), &d), "only a decision of a Guard")
 }
 
 func TestGiveBackDoesNothingUncounted(t *testing.T) {
@@ -72,25 +125,28 @@ func TestGiveBackDoesNothingUncounted(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cfg     core.Config
+		exempt  bool
 		outcome core.Outcome
 	}{
 		{name: "failed open", cfg: core.Config{Store: failingGiver{}}, outcome: core.OutcomeFailedOpen},
 		{name: "shadow", cfg: core.Config{Shadow: true}, outcome: core.OutcomeShadow},
+		{name: "exempt", exempt: true, outcome: core.OutcomeExempt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.cfg.Logger = slog.New(slog.DiscardHandler)
 			tc.cfg.Rates = map[string]string{"api.anon": "1/min"}
 			lim := newLimiter(t, tc.cfg)
+			g := newGuard(t, lim, core.GuardConfig{})
 			if tc.outcome == core.OutcomeShadow {
-				_, err := lim.Allow(ctx, "api", ip)
-				require.NoError(t, err)
+				check(g, ip)
 			}
-			d, err := lim.Allow(ctx, "api", ip)
-			require.NoError(t, err)
-			require.Equal(t, tc.outcome, d.Outcome)
-			require.NoError(t, lim.GiveBack(ctx, &d))
-			assert.False(t, d.GivenBack())
+			var tk core.Ticket
+			g.Check(ctx, &tk, core.Call{Caller: ip, Exempt: tc.exempt})
+			require.Equal(t, tc.outcome, tk.Decision().Outcome)
+			assert.False(t, tk.Counted())
+			require.NoError(t, tk.GiveBack(ctx))
+			require.NoError(t, lim.GiveBack(ctx, tk.Decision()))
 		})
 	}
 }
@@ -101,24 +157,28 @@ func TestGiveBackStoreFailure(t *testing.T) {
 	ip := anonCaller("192.0.2.1")
 	store := &flakyGiver{Store: memstore.New(memstore.Config{SweepInterval: -1}), fail: true}
 	lim := newLimiter(t, core.Config{Store: store, Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "1/min"}})
-	d, err := lim.Allow(ctx, "api", ip)
-	require.NoError(t, err)
-	require.True(t, d.Allowed)
-	assert.Error(t, lim.GiveBack(ctx, &d))
-	next, err := lim.Allow(ctx, "api", ip)
-	require.NoError(t, err)
-	assert.False(t, next.Allowed, "units the store failed to give back stay counted")
+	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+	tk := check(g, ip)
+	require.True(t, tk.Allowed())
+	assert.Error(t, tk.GiveBack(ctx))
+	assert.False(t, check(g, ip).Allowed(), "units the store failed to give back stay counted")
+	assert.Equal(t, 1, store.calls)
+	require.NoError(t, tk.GiveBack(ctx), "no second try")
 	assert.Equal(t, 1, store.calls)
 }
 
-func TestCheckGiveBack(t *testing.T) {
+func TestGuardGiveBackNeedsAGiveBackStore(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{})
-	assert.NoError(t, lim.CheckGiveBack())
+	_, err := lim.NewGuard(core.GuardConfig{GiveBack: true})
+	assert.NoError(t, err)
 	lim = newLimiter(t, core.Config{Store: storeFunc(func(context.Context, core.Request) (core.Result, error) {
 		return core.Result{Allowed: true}, nil
 	})})
-	assert.ErrorIs(t, lim.CheckGiveBack(), core.ErrNoGiveBack)
+	_, err = lim.NewGuard(core.GuardConfig{GiveBack: true})
+	assert.ErrorIs(t, err, core.ErrNoGiveBack)
+	g := newGuard(t, lim, core.GuardConfig{})
+	assert.ErrorIs(t, check(g, anonCaller("192.0.2.1")).GiveBack(context.Background()), core.ErrNoGiveBack)
 }
 
 // ctxGiver is a memory store whose give-back fails once its context has
@@ -142,11 +202,11 @@ func TestGiveBackOutlivesTheRequest(t *testing.T) {
 	lim := newLimiter(t, core.Config{Store: ctxGiver{ms}, Rates: map[string]string{"api.anon": "1/min,10/day"}})
 	ip := anonCaller("192.0.2.1")
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := lim.Allow(ctx, "api", ip)
-	require.NoError(t, err)
-	require.True(t, d.Allowed)
+	var tk core.Ticket
+	newGuard(t, lim, core.GuardConfig{GiveBack: true}).Check(ctx, &tk, core.Call{Caller: ip})
+	require.True(t, tk.Allowed())
 	cancel()
-	require.NoError(t, lim.GiveBack(ctx, &d), "a give-back after the client hung up")
+	require.NoError(t, tk.GiveBack(ctx), "a give-back after the client hung up")
 	again, err := lim.Allow(context.Background(), "api", ip)
 	require.NoError(t, err)
 	assert.True(t, again.Allowed, "the unit was given back")

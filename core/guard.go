@@ -1,19 +1,16 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
-	"time"
 )
 
-// A Guard decides the requests of one scope, each at its route's cost:
-// what a middleware does for every request, in the same way for every
-// framework. Build it once per middleware with [Limiter.Guard], and give it
-// routes' costs with [Guard.WithRouteCosts]; it is safe for concurrent use.
+// A Guard decides the requests of one scope, each at its route's cost and
+// its caller's plan: what a middleware does for every request, in the same
+// way for every framework ([Guard.Check]). Build it once per middleware
+// with [Limiter.NewGuard]; it is safe for concurrent use.
 type Guard struct {
 	lim   *Limiter
 	scope *scopeLimits
@@ -30,11 +27,11 @@ type Guard struct {
 // adapters' middlewares decide in unless told otherwise.
 const DefaultScope = "api"
 
-// Guard returns a Guard for requests of the given cost in scope, or an
-// error for an unknown scope or a cost below 1, so that a route set up
-// with a bad scope or cost fails at startup rather than on a request. A
-// cost above the smallest limit of a kind of caller is clamped to it, as
-// [Limiter.AllowN] says, and logged as a warning.
+// Guard is shorthand for NewGuard(GuardConfig{Scope: scope, Cost: cost}),
+// except that an empty scope or a zero cost is an error: a Guard for
+// requests of the given cost in scope. A cost above the smallest limit of
+// a kind of caller is clamped to it, as [Limiter.AllowN] says, and logged
+// as a warning.
 func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
 	if err := l.checkCost(scope, cost); err != nil {
 		return nil, err
@@ -60,20 +57,17 @@ func (g *Guard) clamped(route string, cost int64) [2]int64 {
 	return out
 }
 
-// WithRouteCosts returns a copy of g that decides a request to one of the
-// routes of costs (keyed by route pattern, as the framework names it:
-// Gin's FullPath, Echo's Path) at that route's cost, and any other request
-// at g's cost, in one decision: a group middleware limits every route of
-// the group, each at its own cost, and a request is counted once. A cost
-// below 1 is an error; one above a limit is clamped, as for [Limiter.Guard].
-// The copy's plans ([Guard.ForPlan]) have the same costs, clamped to their
-// own limits; called on a plan's Guard, it returns the copy's Guard of
-// that plan.
-func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
+// withRouteCosts returns a copy of g that decides a request to one of the
+// routes of costs at that route's cost ([GuardConfig.RouteCosts]), and
+// any other request at g's cost, in one decision. A cost below 1 is an
+// error; one above a limit is clamped, as for [Limiter.Guard]. The copy's
+// plans (forPlan) have the same costs, clamped to their own limits; called
+// on a plan's Guard, it returns the copy's Guard of that plan.
+func (g *Guard) withRouteCosts(costs map[string]int64) (*Guard, error) {
 	if plan := g.scope.kinds[User].plan; plan != "" {
 		// A plan's Guard: give the scope's own Guard the costs, and
 		// return its copy for the plan.
-		c, err := g.plans[""].WithRouteCosts(costs)
+		c, err := g.plans[""].withRouteCosts(costs)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +92,7 @@ func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
 }
 
 // routeCost returns the cost a request by a caller of kind k to route is
-// decided at: the route's cost if [Guard.WithRouteCosts] gave one, the
+// decided at: the route's cost if withRouteCosts gave one, the
 // guard's otherwise, clamped.
 func (g *Guard) routeCost(route string, k Kind) int64 {
 	if g.costs != nil {
@@ -107,37 +101,4 @@ func (g *Guard) routeCost(route string, k Kind) int64 {
 		}
 	}
 	return g.cost[k]
-}
-
-// DecideInto decides a request by caller to route (its pattern, or "") at
-// the route's cost ([Guard.WithRouteCosts]) or the guard's, counting it if
-// allowed, writes the decision into d, which it first clears, and writes
-// the decision's headers to h ([Decision.SetHeaders]). The caller answers
-// [Decision.Status] (429, or 503 when the scope fails closed) when d does
-// not allow the request. A store failure allows the request, as for
-// [Limiter.AllowN], unless the scope fails closed. A caller on an allowlist
-// (Config.ExemptNetworks, Config.ExemptUsers) is decided as by
-// [Guard.ExemptInto]. The decision is observed (Config.Observe).
-//
-// d is the caller's: an adapter keeps it in its own variable, so that a
-// request whose decision nobody keeps costs no allocation for it.
-// DecideInto keeps no reference to d: the observation hook gets a copy.
-func (g *Guard) DecideInto(ctx context.Context, d *Decision, caller Caller, route string, h http.Header) {
-	start := g.lim.start()
-	*d = Decision{}
-	g.lim.decide(ctx, g.scope, caller, g.routeCost(route, caller.Kind()), d)
-	d.SetHeaders(h)
-	g.lim.observe(ctx, d, start)
-}
-
-// ExemptInto writes into d the decision for a request to route (its
-// pattern, or "") by a caller exempt from the limits (an administrator):
-// allowed, not counted, with Outcome OutcomeExempt, the cost DecideInto
-// would have decided it at, and no headers to write. The decision is observed
-// (Config.Observe), so that exempt requests are seen too. As
-// [Guard.DecideInto], it keeps no reference to d.
-func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, route string) {
-	*d = Decision{}
-	exemptDecision(d, g.scope, caller, g.routeCost(route, caller.Kind()))
-	g.lim.observe(ctx, d, time.Time{})
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds plans: named sets of rates for signed-in users, chosen
-// per request ([Guard.ForPlan]), counted on the caller's one count whatever
+// per request ([Call.Plan]), counted on the caller's one count whatever
 // the plan (docs/adr/0104-plans.md).
 
 // planSep separates a rate key from its plan: "api.user@gold".
@@ -176,7 +176,7 @@ func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) {
 // Plans returns the names of the plans of scope, sorted: none for a scope
 // without plans or an unknown scope. Call it at startup to check that the
 // plans your accounts can have are all known: a request on another plan
-// gets the scope's user rates ([Guard.ForPlan]).
+// gets the scope's user rates ([Call.Plan]).
 func (l *Limiter) Plans(scope string) []string {
 	s := l.scopes[scope]
 	if s == nil {
@@ -232,15 +232,14 @@ func (g *Guard) clampedPlan(route string, cost int64) int64 {
 	return out
 }
 
-// ForPlan returns the Guard that decides the requests of signed-in callers
-// on plan: the same scope, costs and count, with the plan's rates for
-// signed-in callers, and the scope's anonymous rates for anonymous ones.
-// For "" it returns the Guard of the scope's own user rates. For a plan the
-// scope does not have, it returns that Guard too, and logs a warning at
-// most once per Config.ErrorLogInterval ([Limiter.Plans] lists the known
-// plans). It costs a map lookup and allocates nothing; call it once per
-// request, with the caller's plan, then [Guard.DecideInto].
-func (g *Guard) ForPlan(plan string) *Guard {
+// forPlan returns the Guard that decides the requests of signed-in callers
+// on plan ([Call.Plan]): the same scope, costs and count, with the plan's
+// rates for signed-in callers, and the scope's anonymous rates for
+// anonymous ones. For "" it returns the Guard of the scope's own user
+// rates. For a plan the scope does not have, it returns that Guard too, and
+// logs a warning at most once per Config.ErrorLogInterval ([Limiter.Plans]
+// lists the known plans). It costs a map lookup and allocates nothing.
+func (g *Guard) forPlan(plan string) *Guard {
 	if p := g.plans[plan]; p != nil {
 		return p
 	}

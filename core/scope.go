@@ -52,7 +52,7 @@ func (k Kind) String() string {
 // refused one. Default: false, the scope fails open.
 //
 // Plans are named sets of rates for signed-in users, chosen per request
-// (see [Guard.ForPlan]): a plan's rates replace User for the callers on
+// (see [Call.Plan]): a plan's rates replace User for the callers on
 // it, counted on the same count, so that a caller changing plan keeps what
 // it used. Each plan's rates have the periods of User (in any order;
 // [New] puts them in User's order). A plan name is made of lower-case

@@ -89,11 +89,14 @@ func TestPlanCallerExemptResetAndGivenBack(t *testing.T) {
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
 
 	alice := core.UserCaller("alice")
-	for range 3 {
+	for range 2 {
 		gold.DecideInto(ctx, &d, alice, "", http.Header{})
 		require.True(t, d.Allowed)
 	}
-	require.NoError(t, lim.GiveBack(ctx, &d))
+	var tk core.Ticket
+	g.Check(ctx, &tk, core.Call{Caller: alice, Plan: "gold"})
+	require.True(t, tk.Allowed())
+	require.NoError(t, lim.GiveBack(ctx, tk.Decision()))
 	gold.DecideInto(ctx, &d, alice, "", http.Header{})
 	require.True(t, d.Allowed, "the unit given back is free again")
 	gold.DecideInto(ctx, &d, alice, "", http.Header{})

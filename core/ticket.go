@@ -1,0 +1,259 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// This file holds the request pipeline that every middleware runs, in the
+// same way on every framework: [Guard.Check] decides a [Call] into a
+// [Ticket], and the Ticket hands out the decision and gives the request's
+// units back at most once (docs/adr/0130-one-request-pipeline.md).
+
+// GuardConfig configures a [Guard], built by [Limiter.NewGuard]. Zero fields
+// take the defaults stated on each.
+type GuardConfig struct {
+	// Scope is the scope the requests are decided in. Default:
+	// [DefaultScope], "api".
+	Scope string
+
+	// Cost is the number of units each request uses, 1 or more; a cost
+	// above the smallest limit of a kind of caller is clamped to it and
+	// logged as a warning (see [Limiter.AllowN]). Default: 1.
+	Cost int64
+
+	// RouteCosts gives routes a cost of their own, keyed by route pattern
+	// as the framework names it (Gin's FullPath, Echo's Path); a request to
+	// a route it does not name costs Cost. Each request is decided once,
+	// at its route's cost. A cost below 1 is an error. Default: none.
+	RouteCosts map[string]int64
+
+	// GiveBack says that the guard's requests may be given back
+	// ([Ticket.GiveBack]): [Limiter.NewGuard] then fails with an error
+	// wrapping [ErrNoGiveBack] if the Limiter's Store is no
+	// [GiveBackStore], so that a middleware set up to count failures only
+	// fails at startup rather than at each request. Default: false.
+	GiveBack bool
+}
+
+// NewGuard returns a Guard for cfg, or an error naming what is wrong with
+// it (an unknown scope, wrapping [ErrUnknownScope]; a cost below 1; a
+// GiveBack with a store that cannot give units back), so that a route set
+// up badly fails at startup rather than on a request.
+func (l *Limiter) NewGuard(cfg GuardConfig) (*Guard, error) {
+	if cfg.Scope == "" {
+		cfg.Scope = DefaultScope
+	}
+	if cfg.Cost == 0 {
+		cfg.Cost = 1
+	}
+	g, err := l.Guard(cfg.Scope, cfg.Cost)
+	if err == nil && len(cfg.RouteCosts) > 0 {
+		g, err = g.withRouteCosts(cfg.RouteCosts)
+	}
+	if err == nil && cfg.GiveBack && l.giver == nil {
+		err = fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// A Call is one request as a middleware hands it to [Guard.Check]: who
+// made it, where to, and what the application says of the caller.
+type Call struct {
+	// Caller is who made the request, as [Limiter.Caller] finds it.
+	Caller Caller
+	// Route is the request's route pattern (Gin's FullPath, Echo's
+	// Path), which chooses its cost ([GuardConfig.RouteCosts]); "" for
+	// none.
+	Route string
+	// Plan is the plan of a signed-in caller ([Scope.Plans]), or "" for
+	// the scope's own user rates; it is ignored for an anonymous caller.
+	// A plan the scope does not have gets the scope's user rates, and a
+	// warning in the log at most once per Config.ErrorLogInterval.
+	Plan string
+	// Exempt says that the application exempts the caller (an
+	// administrator, a health checker): the request is allowed, not
+	// counted, gets no headers, and is observed as [OutcomeExempt]. The
+	// limiter's own allowlists (Config.ExemptNetworks,
+	// Config.ExemptUsers) exempt a caller whatever it says.
+	Exempt bool
+	// Header receives the decision's headers ([Decision.SetHeaders]):
+	// the response's headers. Nil writes none.
+	Header http.Header
+}
+
+// A Ticket is one request's pass through a [Guard]: its decision, and the
+// units it holds until the request was handled. [Guard.Check] fills it;
+// a middleware keeps it in a variable of its own, so that a request whose
+// decision nobody asks for costs no allocation.
+//
+// A request is given back at most once, whatever copies of its decision
+// exist: [Ticket.GiveBack] and [Limiter.GiveBack] on the decision that
+// [Ticket.Decision] returns share one mark, and give back what the store
+// counted, whatever the decision's exported fields say. A Ticket must not
+// be copied once Check filled it (go vet reports copies). Its methods are
+// not safe for concurrent use; the Decision it returns is (for reading,
+// and for [Limiter.GiveBack]).
+//
+// The zero Ticket is a request that was not decided: not allowed, no
+// units to give back.
+type Ticket struct {
+	_ noCopy
+
+	d     Decision // the decision, private until Decision copies it out
+	grant grant    // what to give back, for a counted request
+	kept  *kept    // the decision on the heap, once Decision was called
+	lim   *Limiter // the Limiter that decided it
+}
+
+// kept is a decision on the heap, and the give-back it shares with its
+// Ticket: one allocation.
+type kept struct {
+	d Decision
+	g grant
+}
+
+// A grant is what a counted request can give back: its own copy of the
+// scope, caller, cost and bucket the store counted it in, and whether it
+// was given back.
+type grant struct {
+	limits *kindLimits // nil: nothing to give back
+	scope  string
+	caller Caller
+	cost   int64
+	at     int64
+	given  atomic.Bool
+}
+
+// noCopy makes go vet's copylocks check report a copied [Ticket].
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// Check decides call into t, which it first clears: a request by
+// call.Caller to call.Route at the route's cost ([GuardConfig.RouteCosts])
+// or the guard's, on call.Plan's rates, counting it if allowed, and writes
+// the decision's headers to call.Header. When t does not allow the request
+// ([Ticket.Allowed]), answer [Decision.Status] (429, or 503 when the
+// scope fails closed) with the headers Check wrote. A store failure allows
+// the request, as for [Limiter.AllowN], unless the scope fails closed. An
+// exempt caller (call.Exempt, or on the limiter's allowlists) is allowed,
+// not counted, and gets no headers. The decision is observed
+// (Config.Observe), the hook getting a copy.
+//
+// Check keeps no reference to t.
+func (g *Guard) Check(ctx context.Context, t *Ticket, call Call) {
+	start := g.lim.start()
+	t.d, t.kept, t.lim = Decision{}, nil, g.lim
+	t.grant.limits = nil
+	t.grant.given.Store(false)
+	if call.Plan != "" && call.Caller.Kind() == User {
+		g = g.forPlan(call.Plan)
+	}
+	d := &t.d
+	cost := g.routeCost(call.Route, call.Caller.Kind())
+	if call.Exempt {
+		exemptDecision(d, g.scope, call.Caller, cost)
+		g.lim.observe(ctx, d, time.Time{})
+		return
+	}
+	g.lim.decide(ctx, g.scope, call.Caller, cost, d)
+	if d.Outcome == OutcomeAllowed && d.limits != nil {
+		gr := &t.grant
+		gr.limits, gr.scope, gr.caller, gr.cost, gr.at = d.limits, d.Scope, d.Caller, d.Cost, d.res.At
+	}
+	if call.Header != nil {
+		d.SetHeaders(call.Header)
+	}
+	g.lim.observe(ctx, d, start)
+}
+
+// Allowed reports whether the request may be served: [Decision.Allowed]
+// without copying the decision out.
+func (t *Ticket) Allowed() bool { return t.d.Allowed }
+
+// Counted reports whether the request was counted ([OutcomeAllowed]), and
+// so holds units that [Ticket.GiveBack] can give back, until it does.
+func (t *Ticket) Counted() bool { return t.share().limits != nil && !t.share().given.Load() }
+
+// StoreErr is the store's error when the decision failed open or failed
+// closed: [Decision.StoreErr] without copying the decision out.
+func (t *Ticket) StoreErr() error { return t.d.StoreErr }
+
+// Decision returns the request's decision, on the heap: the same pointer
+// on every call, safe to keep after the request (a deny handler's, a
+// handler's through the framework's context). The first call copies the
+// decision out, one allocation; [Limiter.GiveBack] on it and
+// [Ticket.GiveBack] give the request back at most once between them.
+func (t *Ticket) Decision() *Decision {
+	if t.kept == nil {
+		k := &kept{d: t.d}
+		k.g.limits, k.g.scope, k.g.caller, k.g.cost, k.g.at = t.grant.limits, t.grant.scope, t.grant.caller, t.grant.cost, t.grant.at
+		k.g.given.Store(t.grant.given.Load())
+		if k.g.limits != nil {
+			k.d.grant = &k.g
+		}
+		t.kept = k
+	}
+	return &t.kept.d
+}
+
+// GiveBack gives the request's units back, so that it no longer counts
+// against the caller's limits: call it after the request was handled,
+// when its response shows it should not count (a sign-in that
+// succeeded). It does what [Limiter.GiveBack] does on the decision: only a
+// counted request has units to give back, and they are given back at
+// most once (nil for any other call). The give-back is not cut short when
+// ctx ends.
+//
+// The error wraps [ErrNoGiveBack] if the store cannot give units back, or
+// is the store's, logged at most once per Config.ErrorLogInterval: the
+// units then stay counted (the strict side).
+func (t *Ticket) GiveBack(ctx context.Context) error {
+	return t.share().give(ctx, t.lim)
+}
+
+// share returns the give-back the Ticket shares with its decision on the
+// heap, or its own before Decision was called.
+func (t *Ticket) share() *grant {
+	if t.kept != nil {
+		return &t.kept.g
+	}
+	return &t.grant
+}
+
+// errNotAGuardDecision is the error of [Limiter.GiveBack] for a counted
+// decision that no [Ticket] handed out.
+var errNotAGuardDecision = errors.New("ratescope: the decision cannot be given back: only a decision of a Guard can (Guard.Check, then Ticket.GiveBack, or Limiter.GiveBack on Ticket.Decision)")
+
+// give gives the request back once; see [Ticket.GiveBack].
+func (g *grant) give(ctx context.Context, l *Limiter) error {
+	if g.limits == nil || l == nil {
+		return nil
+	}
+	if l.giver == nil {
+		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	}
+	if !g.given.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	req := Request{Scope: g.scope, Caller: g.caller, Limits: g.limits.rates, Cost: g.cost, Now: l.now()}
+	if err := l.giver.GiveBack(ctx, req, g.at); err != nil {
+		if quiet, ok := l.errLog.allow(req.Now); ok {
+			l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
+				slog.String("scope", g.scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
+		}
+		return err
+	}
+	return nil
+}
