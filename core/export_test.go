@@ -73,4 +73,6 @@ func (g *Guard) ExemptInto(ctx context.Context, d *Decision, caller Caller, rout
 func (g *Guard) ForPlan(plan string) *Guard { return g.forPlan(plan) }
 
 // WithRouteCosts is withRouteCosts.
-func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) { return g.withRouteCosts(costs) }
+func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
+	return g.withRouteCosts(costs)
+}

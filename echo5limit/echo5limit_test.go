@@ -83,7 +83,8 @@ func TestSuite(t *testing.T) {
 		api.GET(strings.TrimPrefix(adaptertest.ExportPath, adaptertest.Path), handle)
 		if o.Login != nil {
 			api.POST(strings.TrimPrefix(adaptertest.LoginPath, adaptertest.Path), func(c *echo.Context) error {
-				o.Login(c.Response(), c.Request())
+				d, _ := echo5limit.Decision(c)
+				o.Login(c.Response(), c.Request(), d)
 				return nil
 			})
 		}

@@ -2,8 +2,6 @@ package echo5limit
 
 import (
 	"github.com/labstack/echo/v5"
-
-	"github.com/ratescope/ratescope/core"
 )
 
 // GiveBackSuccess is a Config.GiveBack that gives back the units of every
@@ -12,13 +10,4 @@ import (
 func GiveBackSuccess(c *echo.Context) bool {
 	r, err := echo.UnwrapResponse(c.Response())
 	return err == nil && r.Status >= 200 && r.Status < 300
-}
-
-// giveBack gives d's units back if Config.GiveBack says so. The give-back
-// outlives a client that hung up once its request was handled (see
-// [core.Limiter.GiveBack]).
-func (m *limiter) giveBack(c *echo.Context, d *core.Decision) {
-	if m.cfg.GiveBack(c) {
-		_ = m.cfg.Limiter.GiveBack(c.Request().Context(), d) // logged by the Limiter; the units stay counted
-	}
 }

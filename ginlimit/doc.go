@@ -63,7 +63,7 @@
 //
 // The middleware keeps allocations on the request path to a minimum: the
 // [core.Decision] lives on its stack, and is copied into the context only
-// with [Config.KeepDecision] (three allocations, about 650 bytes); the
+// with [Config.KeepDecision] (three allocations, about 780 bytes); the
 // rest is what the limiter and the headers need (see the allocs target).
 //
 // A middleware is safe for concurrent use.

@@ -74,7 +74,7 @@ func TestSuite(t *testing.T) {
 		api.GET("", handle)
 		api.GET(strings.TrimPrefix(adaptertest.ExportPath, adaptertest.Path), handle)
 		if o.Login != nil {
-			api.POST(strings.TrimPrefix(adaptertest.LoginPath, adaptertest.Path), func(c *gin.Context) { o.Login(c.Writer, c.Request) })
+			api.POST(strings.TrimPrefix(adaptertest.LoginPath, adaptertest.Path), func(c *gin.Context) { d, _ := ginlimit.Decision(c); o.Login(c.Writer, c.Request, d) })
 		}
 		return r
 	})

@@ -127,12 +127,12 @@ func TestScrape(t *testing.T) {
 	h := http.Header{}
 	var d core.Decision
 	for range 3 {
-		api.DecideInto(ctx, &d, anon, "", h) // 2 allowed, 1 denied
+		decideInto(api, ctx, &d, anon, h, false) // 2 allowed, 1 denied
 	}
-	api.DecideInto(ctx, &d, core.UserCaller("alice"), "", h)
-	api.ExemptInto(ctx, &d, core.UserCaller("admin"), "")
+	decideInto(api, ctx, &d, core.UserCaller("alice"), h, false)
+	decideInto(api, ctx, &d, core.UserCaller("admin"), nil, true)
 	for range 3 {
-		shadow.DecideInto(ctx, &d, anon, "", h) // 1 allowed, 2 shadow
+		decideInto(shadow, ctx, &d, anon, h, false) // 1 allowed, 2 shadow
 	}
 	_, err = down.Allow(ctx, "api", anon) // failed open
 	require.NoError(t, err)
@@ -235,4 +235,12 @@ func BenchmarkObserve(b *testing.B) {
 			metrics.Observe(ctx, core.Event{Decision: d, Duration: time.Millisecond})
 		}
 	})
+}
+
+// decideInto decides a request by caller with g, as a middleware does, and
+// copies the decision into d.
+func decideInto(g *core.Guard, ctx context.Context, d *core.Decision, caller core.Caller, h http.Header, exempt bool) {
+	var t core.Ticket
+	g.Check(ctx, &t, core.Call{Caller: caller, Header: h, Exempt: exempt})
+	*d = *t.Decision()
 }

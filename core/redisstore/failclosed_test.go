@@ -52,20 +52,20 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 	caller := anon("192.0.2.10")
 
 	var d core.Decision
-	login.DecideInto(ctx, &d, caller, "", http.Header{})
+	decideInto(login, ctx, &d, caller, http.Header{})
 	require.Equal(t, core.OutcomeAllowed, d.Outcome, "Redis answers")
 
 	require.NoError(t, srv.Stop())
 	for i := range 2 {
 		h := http.Header{}
-		login.DecideInto(ctx, &d, caller, "", h)
+		decideInto(login, ctx, &d, caller, h)
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "call %d", i+1)
 		assert.NotErrorIs(t, d.StoreErr, redisstore.ErrUnavailable, "call %d goes to Redis", i+1)
 		assert.Equal(t, "1", h.Get("Retry-After"), "the default: a failed call does not say how long Redis will be away")
 	}
 	for range 3 {
 		h := http.Header{}
-		login.DecideInto(ctx, &d, caller, "", h)
+		decideInto(login, ctx, &d, caller, h)
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
 		assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
 		var ra core.RetryAfterError
@@ -126,7 +126,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 
 	var d core.Decision
 	for range 2 {
-		login.DecideInto(ctx, &d, caller, "", http.Header{})
+		decideInto(login, ctx, &d, caller, http.Header{})
 		require.Equal(t, core.OutcomeAllowed, d.Outcome, "Redis answers")
 	}
 	before := s.Stats()
@@ -144,7 +144,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	headers := make([]http.Header, burst)
 	for i := range burst {
 		headers[i] = http.Header{}
-		wg.Go(func() { login.DecideInto(ctx, &decisions[i], caller, "", headers[i]) })
+		wg.Go(func() { decideInto(login, ctx, &decisions[i], caller, headers[i]) })
 	}
 	wg.Wait()
 	for i := range burst {
@@ -160,7 +160,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	for i := 0; !s.Stats().BreakerOpen; i++ {
 		require.Less(t, i, 2, "the breaker opens after 2 failed round trips")
 		h := http.Header{}
-		login.DecideInto(ctx, &d, caller, "", h)
+		decideInto(login, ctx, &d, caller, h)
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
 		want := "1" // a call that timed out does not say how long Redis will be away
 		if errors.Is(d.StoreErr, redisstore.ErrUnavailable) {
@@ -171,7 +171,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	sent := s.Stats().Calls - before.Calls
 	for range 5 {
 		h := http.Header{}
-		login.DecideInto(ctx, &d, caller, "", h)
+		decideInto(login, ctx, &d, caller, h)
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
 		assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
 		assert.Equal(t, "3", h.Get("Retry-After"), "the breaker's back-off")
@@ -186,11 +186,11 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 
 	require.NoError(t, srv.Resume())
 	resumed = true
-	login.DecideInto(ctx, &d, caller, "", http.Header{})
+	decideInto(login, ctx, &d, caller, http.Header{})
 	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
 	require.Eventually(t, func() bool {
 		clock.Advance(backoff)
-		login.DecideInto(ctx, &d, caller, "", http.Header{})
+		decideInto(login, ctx, &d, caller, http.Header{})
 		return d.Outcome == core.OutcomeAllowed
 	}, 10*time.Second, 10*time.Millisecond, "counted again once Redis answers")
 	// Redis runs the commands it had received when it resumes: the
@@ -203,11 +203,11 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 
 	fresh := anon("192.0.2.21")
 	for i := range limit {
-		login.DecideInto(ctx, &d, fresh, "", http.Header{})
+		decideInto(login, ctx, &d, fresh, http.Header{})
 		require.Equal(t, core.OutcomeAllowed, d.Outcome, "request %d", i+1)
 		assert.Equal(t, int64(limit-1-i), d.Limits()[0].Remaining, "counted")
 	}
-	login.DecideInto(ctx, &d, fresh, "", http.Header{})
+	decideInto(login, ctx, &d, fresh, http.Header{})
 	assert.Equal(t, core.OutcomeDenied, d.Outcome, "counted up to the limit")
 }
 
@@ -402,7 +402,7 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 		require.NoError(t, err)
 		var d core.Decision
 		h := http.Header{}
-		g.DecideInto(ctx, &d, core.UserCaller(id), "", h)
+		decideInto(g, ctx, &d, core.UserCaller(id), h)
 		return d, h
 	}
 	for _, id := range append(onDead, healthy...) {
@@ -448,4 +448,12 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	assert.ErrorIs(t, d.StoreErr, redisstore.ErrUnavailable)
 	assert.Equal(t, "3", h.Get("Retry-After"), "the breaker's back-off")
 	t.Logf("one master of 3 down: %d users on it, %d on the others; %+v", len(onDead), len(healthy), st)
+}
+
+// decideInto decides a request by caller with g, as a middleware does, and
+// copies the decision into d.
+func decideInto(g *core.Guard, ctx context.Context, d *core.Decision, caller core.Caller, h http.Header) {
+	var t core.Ticket
+	g.Check(ctx, &t, core.Call{Caller: caller, Header: h})
+	*d = *t.Decision()
 }

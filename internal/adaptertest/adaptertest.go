@@ -158,9 +158,10 @@ type Options struct {
 
 	// Login, when not nil, is the handler of POST [LoginPath], which the
 	// builder then adds to the group (the framework's way: Gin:
-	// Login(c.Writer, c.Request); Echo: the same with c.Response(), and
-	// return nil), and Config.GiveBack is the adapter's GiveBackSuccess.
-	Login http.HandlerFunc
+	// Login(c.Writer, c.Request, d) with d the adapter's Decision, nil when
+	// there is none; Echo: the same with c.Response(), and return nil),
+	// and Config.GiveBack is the adapter's GiveBackSuccess.
+	Login func(w http.ResponseWriter, r *http.Request, d *core.Decision)
 	// Problem, when true and Deny is nil, makes Config.DenyHandler the
 	// adapter's DenyProblem (problem details, RFC 9457).
 	Problem bool
@@ -240,6 +241,7 @@ func Run(t *testing.T, build func(t *testing.T, o Options) http.Handler) {
 		{"TrustedProxiesWalk", testTrustedWalk},
 		// Give-back (giveback.go).
 		{"GiveBackOnlyFailuresCount", testGiveBack},
+		{"GiveBackOnceWhateverCopies", testGiveBackOnce},
 		{"GiveBackStrictUnderConcurrency", testGiveBackConcurrent},
 		{"ExemptNetworksAndUsersWithoutAdapterCode", testExemptNetworks},
 		{"FailClosedAnswers503WithRetryAfter", testFailClosed},
@@ -263,6 +265,8 @@ type app struct {
 	clock *storetest.Clock
 	h     http.Handler
 
+	lim   *core.Limiter
+
 	mu   sync.Mutex
 	seen []*core.Decision // nil where the handler found no decision
 }
@@ -279,6 +283,7 @@ func newAppWith(t *testing.T, build builder, store core.Store, tweak func(*core.
 	t.Helper()
 	a := &app{t: t, clock: storetest.NewClock(storetest.Start)}
 	o.Limiter = newLimiterWith(t, store, a.clock, tweak)
+	a.lim = o.Limiter
 	o.Handler = a.handle
 	a.h = build(t, o)
 	require.NotNil(t, a.h, "the builder returned no handler")

@@ -35,8 +35,8 @@ func testExemptNetworks(t *testing.T, build builder) {
 		remoteAddr string
 		header     map[string]string
 	}{
-		{name: "anonymous in the office", remoteAddr: "198.51.100.7:1234"},
-		{name: "signed in from the office", remoteAddr: "198.51.100.8:1234", header: user("alice")},
+		{name: "anonymous in the office", remoteAddr: "10.0.0.1:1234", header: map[string]string{"X-Forwarded-For": "198.51.100.7"}},
+		{name: "signed in from the office", remoteAddr: "10.0.0.1:1234", header: map[string]string{"X-Forwarded-For": "198.51.100.8", UserHeader: "alice"}},
 		{name: "behind the proxy, from the office", remoteAddr: "10.0.0.1:1234", header: map[string]string{"X-Forwarded-For": "198.51.100.9"}},
 		{name: "an exempt user from anywhere", remoteAddr: "192.0.2.1:1234", header: user("monitor")},
 	} {
@@ -67,6 +67,15 @@ func testExemptNetworks(t *testing.T, build builder) {
 		require.Equal(t, http.StatusOK, a.get("192.0.2.1:1234", user("alice")).Code)
 	}
 	assert.Equal(t, http.StatusTooManyRequests, a.get("192.0.2.1:1234", user("alice")).Code, "a user out of the office is limited")
+
+	// A request without the proxy's entry (a client that bypassed the
+	// proxy) is counted by its peer address; even in the office network,
+	// that address was not read as configured, so it is never exempt.
+	for i := range 3 {
+		require.Equal(t, http.StatusOK, a.get("198.51.100.20:1234", nil).Code, "request %d", i+1)
+		assert.Equal(t, core.OutcomeAllowed, a.last().Outcome)
+	}
+	assert.Equal(t, http.StatusTooManyRequests, a.get("198.51.100.20:1234", nil).Code, "a short X-Forwarded-For never makes a caller exempt")
 }
 
 func testFailClosed(t *testing.T, build builder) {

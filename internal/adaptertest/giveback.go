@@ -31,8 +31,8 @@ const RightPassword = "right"
 // login is the suite's Options.Login: 200 "welcome" for the right
 // password, 401 "invalid credentials" otherwise, after entered is
 // closed (when not nil), so that attempts can be held in the handler.
-func login(entered *atomic.Int64, hold <-chan struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func login(entered *atomic.Int64, hold <-chan struct{}) func(http.ResponseWriter, *http.Request, *core.Decision) {
+	return func(w http.ResponseWriter, r *http.Request, _ *core.Decision) {
 		if entered != nil {
 			entered.Add(1)
 		}
@@ -60,6 +60,40 @@ func (a *app) post(remoteAddr, password string) *httptest.ResponseRecorder {
 // fiveAMinute gives anonymous callers 5/min and 100/day.
 func fiveAMinute(c *core.Config) {
 	c.Rates = map[string]string{"api.anon": "5/min,100/day"}
+}
+
+// testGiveBackOnce: a handler that gives back the decision the middleware
+// kept, on a sign-in that succeeded (the documented way), and the
+// middleware's own GiveBackSuccess free the request once between them:
+// however many right sign-ins come between, a caller gets exactly the
+// limit's failed ones.
+func testGiveBackOnce(t *testing.T, build builder) {
+	var a *app
+	handler := func(w http.ResponseWriter, r *http.Request, d *core.Decision) {
+		if r.Header.Get(PasswordHeader) == RightPassword {
+			require.NotNil(t, d, "the middleware keeps the decision")
+			assert.NoError(t, a.lim.GiveBack(r.Context(), d))
+			_, _ = io.WriteString(w, "welcome")
+			return
+		}
+		http.Error(w, "invalid credentials", http.StatusUnauthorized)
+	}
+	a = newAppWith(t, build, nil, func(c *core.Config) {
+		c.Rates = map[string]string{"api.anon": "3/min,100/day"}
+	}, Options{Login: handler})
+	const addr = "192.0.2.1:1234"
+	failed := 0
+	for range 10 {
+		right := a.post(addr, RightPassword).Code
+		require.Contains(t, []int{http.StatusOK, http.StatusTooManyRequests}, right)
+		w := a.post(addr, "wrong")
+		if w.Code == http.StatusUnauthorized {
+			failed++
+			continue
+		}
+		require.Equal(t, http.StatusTooManyRequests, w.Code)
+	}
+	assert.Equal(t, 3, failed, "failed sign-ins under 3/min, counting failures only")
 }
 
 // testGiveBack: with Config.GiveBack set to GiveBackSuccess, only the

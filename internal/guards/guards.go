@@ -11,21 +11,14 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// Window returns the Guard that decides a window middleware's requests in
-// scope, at cost and at the routes' own costs (none when routeCosts is
-// empty), and checks that the store can give units back when giveBack is
-// set. Errors start with pkg, the adapter's package name.
-func Window(pkg string, lim *core.Limiter, scope string, cost int64, routeCosts map[string]int64, giveBack bool) (*core.Guard, error) {
+// Window returns the Guard that decides a window middleware's requests
+// ([core.Limiter.NewGuard]). Errors start with pkg, the adapter's package
+// name.
+func Window(pkg string, lim *core.Limiter, cfg core.GuardConfig) (*core.Guard, error) {
 	if lim == nil {
 		return nil, noLimiter(pkg)
 	}
-	g, err := lim.Guard(scope, cost)
-	if err == nil && len(routeCosts) > 0 {
-		g, err = g.WithRouteCosts(routeCosts)
-	}
-	if err == nil && giveBack {
-		err = lim.CheckGiveBack()
-	}
+	g, err := lim.NewGuard(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pkg, err)
 	}

@@ -30,11 +30,11 @@ func TestErrorsNameTheAdapter(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"no limiter", second(guards.Window("ginlimit", nil, "api", 1, nil, false)), "ginlimit: no Limiter: build one with core.New"},
+		{"no limiter", second(guards.Window("ginlimit", nil, core.GuardConfig{})), "ginlimit: no Limiter: build one with core.New"},
 		{"no limiter, balance", second(guards.Balance("wslimit", nil, "ws")), "wslimit: no Limiter: build one with core.New"},
-		{"unknown scope", second(guards.Window("echolimit", lim, "nope", 1, nil, false)), `echolimit: ratescope: unknown scope "nope"`},
-		{"route cost", second(guards.Window("echo5limit", lim, "api", 1, map[string]int64{"/x": 0}, false)), `echo5limit: ratescope: cost 0 of route "/x"`},
-		{"give-back", second(guards.Window("ginlimit", plain, "api", 1, nil, true)), "ginlimit: ratescope: the store cannot give units back"},
+		{"unknown scope", second(guards.Window("echolimit", lim, core.GuardConfig{Scope: "nope"})), `echolimit: ratescope: unknown scope "nope"`},
+		{"route cost", second(guards.Window("echo5limit", lim, core.GuardConfig{RouteCosts: map[string]int64{"/x": 0}})), `echo5limit: ratescope: cost 0 of route "/x"`},
+		{"give-back", second(guards.Window("ginlimit", plain, core.GuardConfig{GiveBack: true})), "ginlimit: ratescope: the store cannot give units back"},
 		{"unknown balance scope", second(guards.Balance("ginlimit", lim, "ledger")), `ginlimit: ratescope: unknown balance scope "ledger"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,13 +42,13 @@ func TestErrorsNameTheAdapter(t *testing.T) {
 			assert.True(t, strings.HasPrefix(tc.err.Error(), tc.want), "%q", tc.err)
 		})
 	}
-	_, err = guards.Window("ginlimit", plain, "api", 1, nil, true)
+	_, err = guards.Window("ginlimit", plain, core.GuardConfig{GiveBack: true})
 	assert.True(t, errors.Is(err, core.ErrNoGiveBack), "the adapter's error wraps the core's")
-	g, err := guards.Window("ginlimit", lim, "api", 1, map[string]int64{"/export": 5}, true)
+	g, err := guards.Window("ginlimit", lim, core.GuardConfig{RouteCosts: map[string]int64{"/export": 5}, GiveBack: true})
 	require.NoError(t, err)
-	var d core.Decision
-	g.DecideInto(context.Background(), &d, core.UserCaller("u"), "/export", http.Header{})
-	assert.Equal(t, int64(5), d.Cost, "the route's cost")
+	var tk core.Ticket
+	g.Check(context.Background(), &tk, core.Call{Caller: core.UserCaller("u"), Route: "/export", Header: http.Header{}})
+	assert.Equal(t, int64(5), tk.Decision().Cost, "the route's cost")
 }
 
 func second[T any](_ T, err error) error { return err }

@@ -175,9 +175,9 @@ func TestDecisionsMatchLimiter(t *testing.T) {
 	opt := replay.Options{Decided: func(d replay.Decision) {
 		decided++
 		now = d.Time
-		c := core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(d.Caller), 32))
-		if d.User {
-			c = core.UserCaller(d.Caller)
+		c := core.UserCaller(d.Caller)
+		if !d.User {
+			c = core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(d.Caller), 32))
 		}
 		want, err := ref.AllowN(context.Background(), d.Scope, c, d.Cost)
 		require.NoError(t, err)
