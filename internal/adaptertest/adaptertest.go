@@ -265,7 +265,7 @@ type app struct {
 	clock *storetest.Clock
 	h     http.Handler
 
-	lim   *core.Limiter
+	lim *core.Limiter
 
 	mu   sync.Mutex
 	seen []*core.Decision // nil where the handler found no decision
