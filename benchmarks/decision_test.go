@@ -17,7 +17,7 @@ import (
 // BenchmarkDecision measures the limiters alone, with no framework: what
 // is left of a request's cost once the framework's and the headers' are
 // taken away. ratescope: the caller from the request and a decision on
-// two windows (core.Guard.DecideInto, refusals-only headers, so nothing is
+// two windows (core.Guard.Check, refusals-only headers, so nothing is
 // written for a served request); xrate: the peer's host and the map's
 // x/time/rate bucket, one window or two; echo: the host and Echo's
 // memory store, one window or two. It is not part of run.sh's tables: it
@@ -36,9 +36,9 @@ func BenchmarkDecision(b *testing.B) {
 			}
 			ctx := context.Background()
 			return func(r *http.Request) bool {
-				var d core.Decision
-				g.DecideInto(ctx, &d, lim.Caller(r, "", ""), "", nil)
-				return d.Allowed
+				var t core.Ticket
+				g.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", "")})
+				return t.Allowed()
 			}
 		}},
 		{"xrate-1w", func(testing.TB) decider {
