@@ -1,11 +1,13 @@
 // Package core is the framework-free heart of ratescope: it decides whether
 // a caller of a web API may make one more request, and what to tell it.
 //
-// The adapters for Gin (package ginlimit) and Echo (package echolimit) only
-// find the signed-in user in their framework's context, call a [Limiter],
-// and write what the [Decision] says. Everything that must be the same for
-// both frameworks lives here: who the caller is, the counting, the headers
-// and the body of a refusal.
+// The adapters for Gin (package ginlimit) and Echo (packages echolimit and
+// echo5limit) only find the signed-in user in their framework's context,
+// run the one request pipeline of this package ([Guard.Check] into a
+// [Ticket]), and answer what the [Decision] says in their framework's way.
+// Everything that must be the same for every framework lives here: who the
+// caller is, exemptions and plans, the counting, the headers, the body of a
+// refusal and giving a request back.
 //
 // # Model
 //
@@ -21,7 +23,8 @@
 // scope or kind is an error when the Limiter is built, so that a typo cannot
 // silently remove a limit.
 //
-// A [Caller] is counted by person when signed in, whatever address it uses,
+// A [Caller] ([UserCaller], [KeyCaller], [Limiter.AddrCaller], or found by
+// [Limiter.Caller]) is counted by person when signed in, whatever address it uses,
 // and by network address when anonymous. The limits of one kind never apply
 // to the other, and no two callers share a count, whatever characters a user
 // id holds. Behind reverse proxies the address comes from X-Forwarded-For,
@@ -47,7 +50,8 @@
 // the caller's and the header is ignored. With fewer entries than proxies,
 // or an entry that is not an IP address, the request did not come through
 // the proxies as configured and the peer address is used: such callers are
-// counted as the proxy, never as somebody new.
+// counted as the proxy, never as somebody new, and never exempt by
+// [Config.ExemptNetworks], which often hold the proxies' own addresses.
 //
 // With [Config.TrustedProxies], X-Forwarded-For is read only when the peer
 // is in one of the networks: a caller that reaches the application
