@@ -105,7 +105,7 @@ type Config struct {
 	// RateLimit-Policy shows them. It is called only for signed-in
 	// callers and callers counted by Key. A plan the scope does not have
 	// gets the scope's user rates and a warning in the log
-	// ([core.Guard.ForPlan]). Default: nil, every signed-in caller has the
+	// ([core.Call.Plan]). Default: nil, every signed-in caller has the
 	// scope's user rates.
 	Plan func(c echo.Context) string
 }
