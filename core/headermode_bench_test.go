@@ -12,7 +12,7 @@ import (
 
 // BenchmarkDecideHeaders measures what a middleware does per served
 // request under each header policy: find the caller, decide against a
-// minute and a day limit ([core.Guard.DecideInto]) and write the fields
+// minute and a day limit ([core.Guard.Check]) and write the fields
 // the policy asks for, into a header map that is cleared each time as a
 // new response's is empty.
 func BenchmarkDecideHeaders(b *testing.B) {
@@ -45,14 +45,14 @@ func BenchmarkDecideHeaders(b *testing.B) {
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					h := http.Header{}
-					var d core.Decision
+					var t core.Ticket
 					i := 0
 					for pb.Next() {
 						i++
 						clear(h)
 						r := reqs[i%len(reqs)]
-						guard.DecideInto(ctx, &d, lim.Caller(r, "", ""), "", h)
-						if !d.Allowed {
+						guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
+						if !t.Allowed() {
 							b.Fatal("denied")
 						}
 					}

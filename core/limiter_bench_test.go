@@ -44,11 +44,12 @@ func BenchmarkDecide(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				h := http.Header{}
+				var t core.Ticket
 				i := 0
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := guard.Decide(ctx, lim.Caller(r, "", ""), h); !d.Allowed {
+					if guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h}); !t.Allowed() {
 						b.Fatal("denied")
 					}
 				}
@@ -112,8 +113,9 @@ func BenchmarkDecideModes(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				h := http.Header{}
+				var t core.Ticket
 				for pb.Next() {
-					guard.Decide(ctx, lim.Caller(r, "", ""), h)
+					guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
 				}
 			})
 		})

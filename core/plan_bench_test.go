@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkDecidePlan measures a signed-in caller's decision on the scope's
-// own rates and on a plan chosen with ForPlan, one hot caller.
+// own rates and on a plan chosen with Call.Plan, one hot caller.
 func BenchmarkDecidePlan(b *testing.B) {
 	now := time.Date(2030, 1, 7, 0, 0, 0, 0, time.UTC)
 	store := memstore.New(memstore.Config{SweepInterval: -1})
@@ -36,10 +36,10 @@ func BenchmarkDecidePlan(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				h := http.Header{}
-				var d core.Decision
+				var t core.Ticket
 				for pb.Next() {
-					guard.ForPlan(plan).DecideInto(ctx, &d, alice, "", h)
-					if !d.Allowed {
+					guard.Check(ctx, &t, core.Call{Caller: alice, Plan: plan, Header: h})
+					if !t.Allowed() {
 						b.Fatal("denied")
 					}
 				}
