@@ -33,7 +33,6 @@ type quickStart struct {
 	name    string // the program's directory
 	heading string // the README heading the snippet is the first Go block under
 	whole   bool   // the snippet is a whole program, serving on :$PORT
-	echo    string // for a fragment: the import path of "echo", if it uses it
 	prelude string // for a fragment: code before the snippet
 	handler string // for a fragment: the http.Handler the snippet builds
 	limited string // the path limited at 60/min for an anonymous caller
@@ -358,9 +357,6 @@ func program(t *testing.T, q quickStart, readme string) string {
 	var lines []string
 	for name := range names {
 		p, ok := imports[name]
-		if name == "echo" {
-			p, ok = q.echo, q.echo != ""
-		}
 		if !ok {
 			continue // a variable, such as lim or c
 		}
