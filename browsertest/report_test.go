@@ -82,6 +82,7 @@ type replayJSON struct {
 		Kind           string `json:"kind"`
 		Requests       int64  `json:"requests"`
 		Refused        int64  `json:"refused"`
+		Callers        int64  `json:"callers"`
 		RefusedCallers int64  `json:"refused_callers"`
 		Top            []struct {
 			Caller  string `json:"caller"`
@@ -362,6 +363,22 @@ func TestReplayReportOfTheHowTo(t *testing.T) {
 		want = append(want, s.Scope+"/"+s.Kind)
 	}
 	assert.Equal(t, want, groups, "a section per scope and kind of -json, in its order")
+	// The headings of the chart and the list of the top callers say how
+	// many callers they leave out; the note on sliding windows is beside
+	// the what-if chart.
+	var perMinute int
+	for _, c := range charts {
+		if c.Chart == "per-minute" && c.Scope == "api" && c.Kind == "anon" {
+			perMinute = len(c.Series)
+		}
+	}
+	headings, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#api-anon h3.per-minute, #api-anon h3.top, #api-anon p.windows"), e => e.textContent)`))
+	require.NoError(t, err)
+	require.Len(t, headings, 3)
+	assert.Equal(t, fmt.Sprintf("Requests per minute: top %d of %d callers", perMinute, apiAnon.Callers), headings[0])
+	assert.Contains(t, headings[1], "against 120/min: 340 refused, not 300")
+	assert.Equal(t, fmt.Sprintf("Callers refused most: top %d of %d callers", len(apiAnon.Top), apiAnon.Callers), headings[2])
 	assertSelfContained(t, pl, pageURL)
 
 	// The screenshot: the top of the page and the first scope and kind,

@@ -3,7 +3,10 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"testing"
@@ -81,6 +84,33 @@ func TestLogin(t *testing.T) {
 			resp, body = p.get(t, "/api/records", "")
 			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=59;`)
+		})
+	}
+}
+
+// TestLoginTakesJSONOnly: POST /api/login reads a JSON body only. A form
+// (user=...&password=..., as an HTML form posts it, and as the how-to's
+// examples read it) is a malformed body, 400, and counts as a failure,
+// right password or not: five of them lock the address out, a right JSON
+// attempt included (docs/howto/protect-a-sign-in-form.md says so).
+func TestLoginTakesJSONOnly(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0")
+			for i := range 5 {
+				resp, err := http.PostForm(p.url+"/api/login", url.Values{"user": {"alice"}, "password": {"pw-alice"}})
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, resp.Body.Close())
+				require.NoError(t, err)
+				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "form attempt %d: %s", i+1, body)
+				assert.JSONEq(t, `{"error":"malformed body: want {\"user\":\"NAME\",\"password\":\"PASSWORD\"}"}`, string(body))
+				assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "counted")
+			}
+			resp, body := p.login(t, credentials("alice", "pw-alice"), "")
+			requireRefusedLogin(t, resp, body)
 		})
 	}
 }

@@ -5,13 +5,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,21 +27,29 @@ import (
 )
 
 // A quickStart is a Go snippet of README.md built into a program of its
-// own.
+// own: a whole program, built as written, or a fragment that the test
+// puts in a main function.
 type quickStart struct {
 	name    string // the program's directory
 	heading string // the README heading the snippet is the first Go block under
-	echo    string // the import path of "echo", if the snippet uses it
-	prelude string // code before the snippet
-	handler string // the http.Handler the snippet builds
+	whole   bool   // the snippet is a whole program, serving on :$PORT
+	prelude string // for a fragment: code before the snippet
+	handler string // for a fragment: the http.Handler the snippet builds
 	limited string // the path limited at 60/min for an anonymous caller
 	metrics bool   // GET /metrics counts the refusal
+	// contentType is the Content-Type of the refusal, when it is not the
+	// README's sample's (which is Gin's); the body then ends with a
+	// newline that the sample's has not.
+	contentType string
+	// agrees: the program logs no W612 (the framework and ratescope
+	// agree on the client's address).
+	agrees bool
 }
 
 var quickStarts = []quickStart{
-	{name: "gin", heading: "Quick start: Gin", handler: "r", limited: "/api/records"},
-	{name: "echo4", heading: "Quick start: Echo v4", echo: "github.com/labstack/echo/v4", handler: "e", limited: "/api/records"},
-	{name: "echo5", heading: "Quick start: Echo v5", echo: "github.com/labstack/echo/v5", handler: "e", limited: "/api/records"},
+	{name: "gin", heading: "Quick start: Gin", whole: true, limited: "/api/records", agrees: true},
+	{name: "echo4", heading: "Quick start: Echo v4", whole: true, limited: "/api/records", contentType: "application/json"},
+	{name: "echo5", heading: "Quick start: Echo v5", whole: true, limited: "/api/records", contentType: "application/json"},
 	{name: "metrics", heading: "Seeing every decision: metrics", handler: "r", limited: "/api/records", metrics: true},
 }
 
@@ -65,9 +77,11 @@ var imports = map[string]string{
 // TestQuickStarts gets every ratescope module at the version the nested
 // modules require, from a module proxy written from the working tree
 // alone, into a fresh module outside the repository (GOWORK=off, no
-// replace, -mod=mod, its own module cache), and builds and runs the
-// README's quick starts for Gin, Echo v4, Echo v5 and the metrics: each
-// answers 200 sixty times, then 429.
+// replace, -mod=mod, its own module cache), as the README's commands do
+// (go get, go mod tidy), and builds and runs the README's quick starts for
+// Gin, Echo v4 and Echo v5, whole programs built as written, and the
+// metrics: each answers 200 sixty times, then the refusal the README
+// shows, line for line.
 func TestQuickStarts(t *testing.T) {
 	started := time.Now()
 	repo, err := filepath.Abs("../..")
@@ -85,6 +99,15 @@ func TestQuickStarts(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(work, "go.sum"), knownSums(t, repo), 0o644))
 	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
 	require.NoError(t, err)
+	for _, cmd := range []string{
+		"go get github.com/ratescope/ratescope@" + version,
+		"go get github.com/ratescope/ratescope/prometheus@" + version,
+		"go mod tidy",
+		"go run .",
+	} {
+		assert.Contains(t, string(readme), "\n"+cmd, "the README's commands")
+	}
+	refusal := sampleRefusal(t, string(readme))
 	for _, q := range quickStarts {
 		src := program(t, q, string(readme))
 		dir := filepath.Join(work, q.name)
@@ -96,6 +119,7 @@ func TestQuickStarts(t *testing.T) {
 		"github.com/ratescope/ratescope@"+version,
 		"github.com/ratescope/ratescope/prometheus@"+version,
 		"github.com/ratescope/ratescope/echo5limit@"+version)
+	run(t, work, env, "go", "mod", "tidy")
 	bin := filepath.Join(work, "bin")
 	// -trimpath keeps the module cache's path, new on every run, out of
 	// the build cache's keys: the third-party packages compiled by an
@@ -103,26 +127,132 @@ func TestQuickStarts(t *testing.T) {
 	run(t, work, env, "go", "build", "-trimpath", "-o", bin+string(filepath.Separator), "./...")
 	gomod := run(t, work, env, "go", "list", "-m", "github.com/ratescope/ratescope", "github.com/ratescope/ratescope/prometheus")
 	assert.Equal(t, fmt.Sprintf("github.com/ratescope/ratescope %s\ngithub.com/ratescope/ratescope/prometheus %s\n", version, version), gomod)
-	t.Logf("proxy, go get and go build: %s", time.Since(started).Round(time.Millisecond))
+	t.Logf("proxy, go get, go mod tidy and go build: %s", time.Since(started).Round(time.Millisecond))
 
 	for _, q := range quickStarts {
 		t.Run(q.name, func(t *testing.T) {
-			base := serve(t, filepath.Join(bin, q.name), env)
-			for i := range 60 {
-				require.Equal(t, http.StatusOK, get(t, base+q.limited).StatusCode, "request %d", i+1)
+			var p *server
+			if q.whole {
+				p = startOnPort(t, filepath.Join(bin, q.name), env)
+			} else {
+				p = start(t, filepath.Join(bin, q.name), env)
 			}
-			resp := get(t, base+q.limited)
+			for i := range 60 {
+				resp := get(t, p.base+q.limited)
+				require.Equal(t, http.StatusOK, resp.StatusCode, "request %d", i+1)
+				// LoadRatio 0.8 of 60: warned from the 49th on, as the
+				// README says.
+				warned := ""
+				if i+1 >= 49 {
+					warned = "load"
+				}
+				assert.Equal(t, warned, resp.Header.Get("Ratescope-Warning"), "request %d", i+1)
+			}
+			resp := get(t, p.base+q.limited)
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 			assert.Equal(t, "60", resp.Header.Get("Retry-After"))
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assertRefusal(t, refusal, q, resp, body)
 			if q.metrics {
-				body, err := io.ReadAll(get(t, base+"/metrics").Body)
+				body, err := io.ReadAll(get(t, p.base+"/metrics").Body)
 				require.NoError(t, err)
 				assert.Contains(t, string(body), `ratescope_decisions_total{kind="anon",outcome="denied",scope="api"} 1`)
 				assert.Contains(t, string(body), `ratescope_decisions_total{kind="anon",outcome="allowed",scope="api"} 60`)
 			}
+			if q.whole {
+				logged := p.stop()
+				assert.Contains(t, logged, "ratescope.W602", "the startup checks are logged")
+				if q.agrees {
+					assert.NotContains(t, logged, "ratescope.W612", "the framework and ratescope agree on the client's address")
+				}
+			}
 		})
 	}
 	t.Logf("total: %s", time.Since(started).Round(time.Millisecond))
+}
+
+// A refusal is the README's sample answer of a quick start to a caller
+// over the limit.
+type refusal struct {
+	status string
+	header http.Header
+	body   string
+}
+
+// sampleRefusal returns the sample refusal of the README's section "A
+// refusal": the text block that starts with "HTTP/1.1 429".
+func sampleRefusal(t *testing.T, readme string) refusal {
+	t.Helper()
+	i := strings.Index(readme, "\n## A refusal\n")
+	require.GreaterOrEqual(t, i, 0, "README has no heading %q", "A refusal")
+	rest := readme[i:]
+	start := strings.Index(rest, "\n```text\nHTTP/1.1 429 ")
+	require.GreaterOrEqual(t, start, 0, "no sample refusal under %q", "A refusal")
+	rest = rest[start+len("\n```text\n"):]
+	end := strings.Index(rest, "\n```")
+	require.GreaterOrEqual(t, end, 0)
+	head, body, ok := strings.Cut(rest[:end], "\n\n")
+	require.True(t, ok, "the sample's header and body are apart")
+	lines := strings.Split(head, "\n")
+	r := refusal{status: lines[0], header: http.Header{}, body: body}
+	for _, l := range lines[1:] {
+		k, v, ok := strings.Cut(l, ": ")
+		require.True(t, ok, "a header line: %q", l)
+		r.header.Add(k, v)
+	}
+	return r
+}
+
+// tRe matches the seconds until a window is empty in a RateLimit field,
+// which a second passing between two requests may lower.
+var tRe = regexp.MustCompile(`;t=[0-9]+`)
+
+// assertRefusal checks the answer resp, body against the README's sample:
+// the same status line and the same header fields with the same values
+// (Date aside, and t of RateLimit at most its period), the same body, or
+// for Echo the differences the README states.
+func assertRefusal(t *testing.T, want refusal, q quickStart, resp *http.Response, body []byte) {
+	t.Helper()
+	assert.Equal(t, want.status, resp.Proto+" "+resp.Status)
+	wantBody := want.body
+	wantHeader := want.header.Clone()
+	if q.contentType != "" {
+		wantHeader.Set("Content-Type", q.contentType)
+		wantBody += "\n"
+		wantHeader.Set("Content-Length", fmt.Sprint(len(wantBody)))
+	}
+	assert.Equal(t, wantBody, string(body))
+	var wantNames, gotNames []string
+	for k := range wantHeader {
+		wantNames = append(wantNames, k)
+	}
+	for k := range resp.Header {
+		gotNames = append(gotNames, k)
+	}
+	assert.ElementsMatch(t, wantNames, gotNames, "the header fields of the refusal")
+	for k, v := range wantHeader {
+		switch k {
+		case "Date":
+			continue
+		case "Ratelimit":
+			// t is at most w, the period of the limit in the same place
+			// of RateLimit-Policy.
+			wRe, tNum := regexp.MustCompile(`;w=([0-9]+)`), regexp.MustCompile(`;t=([0-9]+)`)
+			ws := wRe.FindAllStringSubmatch(resp.Header.Get("Ratelimit-Policy"), -1)
+			ts := tNum.FindAllStringSubmatch(resp.Header.Get(k), -1)
+			if assert.Len(t, ts, len(ws), "a t for each limit") {
+				for i := range ts {
+					tv, _ := strconv.Atoi(ts[i][1])
+					wv, _ := strconv.Atoi(ws[i][1])
+					assert.True(t, tv >= 1 && tv <= wv, "t=%d of a limit of w=%d", tv, wv)
+				}
+			}
+			assert.Equal(t, tRe.ReplaceAllString(v[0], ";t=T"), tRe.ReplaceAllString(resp.Header.Get(k), ";t=T"), k)
+			continue
+		}
+		assert.Equal(t, v, resp.Header.Values(k), k)
+	}
 }
 
 // releasedVersion returns the version of the root module that every
@@ -209,11 +339,16 @@ func consumerEnv(t *testing.T, proxy string) []string {
 	)
 }
 
-// program returns the source of the quick start q: its README snippet in
-// a main function, the imports it names, and a server on a free port.
+// program returns the source of the quick start q: its README snippet as
+// it is for a whole program; for a fragment, the snippet in a main
+// function, the imports it names, and a server on a free port.
 func program(t *testing.T, q quickStart, readme string) string {
 	t.Helper()
 	snippet := firstGoBlock(t, readme, q.heading)
+	if q.whole {
+		require.True(t, strings.HasPrefix(snippet, "package main\n"), "the README's %q is a whole program", q.heading)
+		return snippet
+	}
 	body := q.prelude + snippet + "\nserve(" + q.handler + ")\n"
 	names := map[string]bool{"log": true, "net": true, "fmt": true, "http": true} // serve's
 	for _, m := range regexp.MustCompile(`\b([a-z][a-z0-9]*)\.[A-Za-z]`).FindAllStringSubmatch(body, -1) {
@@ -222,9 +357,6 @@ func program(t *testing.T, q quickStart, readme string) string {
 	var lines []string
 	for name := range names {
 		p, ok := imports[name]
-		if name == "echo" {
-			p, ok = q.echo, q.echo != ""
-		}
 		if !ok {
 			continue // a variable, such as lim or c
 		}
@@ -280,9 +412,16 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 	return string(out)
 }
 
-// serve starts the program bin, waits for the address it listens on, and
-// returns its base URL; the program is killed when the test ends.
-func serve(t *testing.T, bin string, env []string) string {
+// A server is a quick start's program, running.
+type server struct {
+	base string // its base URL
+	stop func() string
+}
+
+// start starts the program bin, a fragment wrapped by program, waits for
+// the address it says it listens on, and returns it; the program is
+// killed when the test ends.
+func start(t *testing.T, bin string, env []string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin)
@@ -294,12 +433,16 @@ func serve(t *testing.T, bin string, env []string) string {
 	stdout, w := io.Pipe()
 	cmd.Stdout = w
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
+	stop := sync.OnceValue(func() string {
 		cancel()
 		_ = cmd.Wait()
 		_ = w.Close()
+		return stderr.String()
+	})
+	t.Cleanup(func() {
+		logged := stop()
 		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(bin), stderr.String())
+			t.Logf("%s stderr:\n%s", filepath.Base(bin), logged)
 		}
 	})
 	addr := make(chan string, 1)
@@ -318,10 +461,75 @@ func serve(t *testing.T, bin string, env []string) string {
 	select {
 	case a := <-addr:
 		require.NotEmpty(t, a, "%s exited without saying where it listens (its stderr follows)", filepath.Base(bin))
-		return "http://" + a
+		return &server{base: "http://" + a, stop: stop}
 	case <-time.After(time.Minute):
 		t.Fatalf("%s did not say where it listens", filepath.Base(bin))
-		return ""
+		return nil
+	}
+}
+
+// startOnPort starts the program bin, a whole quick start as the README
+// shows it, with PORT set to a port that was free, waits until the port
+// takes connections (a connection alone, not a request, which the
+// limiter would count), and returns it; stop ends the program and returns
+// what it logged. A port taken in between, by another process of the
+// machine, makes the program exit: it is tried again on another.
+func startOnPort(t *testing.T, bin string, env []string) *server {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		require.NoError(t, ln.Close())
+
+		ctx, cancel := context.WithCancel(context.Background())
+		cmd := exec.CommandContext(ctx, bin)
+		cmd.Env = append(slices.Clip(env), "PORT="+port)
+		var out strings.Builder // read only after Wait
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		exited := make(chan struct{})
+		go func() {
+			_ = cmd.Wait()
+			close(exited)
+		}()
+		stop := sync.OnceValue(func() string {
+			cancel()
+			<-exited
+			return out.String()
+		})
+		t.Cleanup(func() {
+			logged := stop()
+			if t.Failed() {
+				t.Logf("%s output:\n%s", filepath.Base(bin), logged)
+			}
+		})
+		addr := net.JoinHostPort("127.0.0.1", port)
+		ready := false
+		deadline := time.After(time.Minute)
+		tick := time.NewTicker(20 * time.Millisecond)
+	wait:
+		for {
+			select {
+			case <-exited:
+				break wait
+			case <-deadline:
+				t.Fatalf("%s did not listen on :%s within a minute", filepath.Base(bin), port)
+			case <-tick.C:
+				if c, err := net.Dial("tcp", addr); err == nil {
+					_ = c.Close()
+					ready = true
+					break wait
+				}
+			}
+		}
+		tick.Stop()
+		if ready {
+			return &server{base: "http://" + addr, stop: stop}
+		}
+		logged := stop()
+		require.Less(t, attempt, 3, "%s exited before listening on :%s:\n%s", filepath.Base(bin), port, logged)
+		t.Logf("%s exited before listening on :%s (taken?), trying another port:\n%s", filepath.Base(bin), port, logged)
 	}
 }
 

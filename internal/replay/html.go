@@ -15,6 +15,7 @@ import (
 // data attributes, so that a test in a browser finds them:
 //
 //	<section class="group" id="api-anon" data-scope="api" data-kind="anon">
+//	  <h3 class="per-minute">Requests per minute: top 5 of 3976 callers</h3> (or "all 3 callers")
 //	  <svg class="chart" data-chart="per-minute" data-scope="api" data-kind="anon">
 //	    <line class="limit" data-limit="60"/>           (when the kind has a minute limit)
 //	    <path class="series" data-caller="203.0.113.7"/> (one per top caller drawn)
@@ -24,7 +25,10 @@ import (
 //	  <svg class="chart" data-chart="peak-day" ...>     (the same for the busiest day)
 //	  <svg class="chart" data-chart="what-if" ...>      (when -what-if changes the scope's rates)
 //	    <rect class="bar" data-table="0" data-rates="60/min,1000/day" data-refused="N" data-refused-callers="N"/>
+//	  <p class="note windows">                         (WindowsNote, beside the what-if chart)
+//	  <h3 class="top">Callers refused most: top 20 of 3976 callers</h3>
 //	  <table class="top"> one <tr class="caller" data-caller="..."> per caller of the top list
+//	<section id="what-if"> the table of every compared scope and kind, then <p class="note windows">
 //
 // The same report gives the same page, byte for byte.
 
@@ -58,8 +62,8 @@ svg text{font:11px sans-serif;fill:#444}.limit{stroke:#d00;stroke-dasharray:6 3;
 <body>
 <h1>ratescope replay</h1>
 `)
-	fmt.Fprintf(&b, "<p id=\"summary\">%d lines from %s to %s: %d not limited (no route), %d unreadable.</p>\n",
-		rep.Lines, esc(timeText(rep.From)), esc(timeText(rep.To)), rep.Unrouted, rep.Skipped)
+	fmt.Fprintf(&b, "<p id=\"summary\">%s from %s to %s: %d not limited (no route), %d unreadable.</p>\n",
+		plural(rep.Lines, "line"), esc(timeText(rep.From)), esc(timeText(rep.To)), rep.Unrouted, rep.Skipped)
 	if len(rep.SkippedExamples) > 0 {
 		b.WriteString("<ul class=\"unreadable\">\n")
 		for _, ex := range rep.SkippedExamples {
@@ -87,10 +91,10 @@ func (rep *Report) group(b *strings.Builder, g GroupReport) {
 	attrs := fmt.Sprintf(`data-scope="%s" data-kind="%s"`, esc(g.Scope), esc(g.Kind))
 	fmt.Fprintf(b, "<section class=\"group\" id=\"%s-%s\" %s>\n", esc(g.Scope), esc(g.Kind), attrs)
 	fmt.Fprintf(b, "<h2>%s, %s callers: %s</h2>\n", esc(g.Scope), esc(g.Kind), esc(g.Rates[0]))
-	fmt.Fprintf(b, "<p class=\"figures\">%d requests, %d refused (%s); %d callers, %d refused at least once.</p>\n",
-		g.Requests, g.Refused[0], pct(g.Refused[0], g.Requests), g.Callers, g.RefusedCallers[0])
+	fmt.Fprintf(b, "<p class=\"figures\">%s, %d refused (%s); %s, %d refused at least once.</p>\n",
+		plural(g.Requests, "request"), g.Refused[0], pct(g.Refused[0], g.Requests), plural(g.Callers, "caller"), g.RefusedCallers[0])
 
-	b.WriteString("<h3>Requests per minute of the top callers</h3>\n")
+	fmt.Fprintf(b, "<h3 class=\"per-minute\">Requests per minute: %s</h3>\n", esc(topOf(len(g.Series), g.Callers)))
 	perMinute(b, attrs, g, rep)
 
 	b.WriteString("<h3>Callers by their busiest minute</h3>\n")
@@ -103,9 +107,11 @@ func (rep *Report) group(b *strings.Builder, g GroupReport) {
 	if g.Compared() {
 		b.WriteString("<h3>What if</h3>\n")
 		whatIfChart(b, attrs, g)
+		fmt.Fprintf(b, "<p class=\"note windows\">%s</p>\n", esc(WindowsNote))
 	}
 
-	b.WriteString("<h3>Callers refused most</h3>\n<table class=\"top\">\n<tr><th>caller</th><th>requests</th><th>refused</th><th>peak minute</th><th>peak day</th></tr>\n")
+	fmt.Fprintf(b, "<h3 class=\"top\">Callers refused most: %s</h3>\n", esc(topOf(len(g.Top), g.Callers)))
+	b.WriteString("<table class=\"top\">\n<tr><th>caller</th><th>requests</th><th>refused</th><th>peak minute</th><th>peak day</th></tr>\n")
 	for _, e := range g.Top {
 		fmt.Fprintf(b, "<tr class=\"caller\" data-caller=\"%s\"><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td></tr>\n",
 			esc(e.Caller), esc(e.Caller), e.Requests, e.Refused, e.PeakMinute, e.PeakDay)
@@ -255,7 +261,7 @@ func distribution(b *strings.Builder, attrs, chart string, cs []Count, lim int64
 		if tx > chartW*0.6 {
 			anchor, tx = "end", tx-8
 		}
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"%s\">limit %d%s: %d callers above</text>\n", num(tx), padT+12, anchor, lim, unit, n)
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"%s\">limit %d%s: %s above</text>\n", num(tx), padT+12, anchor, lim, unit, plural(n, "caller"))
 	}
 	b.WriteString("</svg>\n")
 }
@@ -276,7 +282,7 @@ func whatIfChart(b *strings.Builder, attrs string, g GroupReport) {
 		fmt.Fprintf(b, "<rect class=\"bar\" data-table=\"%d\" data-rates=\"%s\" data-refused=\"%d\" data-refused-callers=\"%d\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n",
 			i, esc(g.Rates[i]), r, g.RefusedCallers[i], num(x), num(float64(chartH-padB)-h), num(slot*0.6), num(h), palette[i%len(palette)])
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", num(x+slot*0.3), chartH-padB+14, esc(g.Rates[i]))
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%d (%d callers)</text>\n", num(x+slot*0.3), num(float64(chartH-padB)-h-4), r, g.RefusedCallers[i])
+		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%d (%s)</text>\n", num(x+slot*0.3), num(float64(chartH-padB)-h-4), r, plural(g.RefusedCallers[i], "caller"))
 	}
 	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">refused requests under each rate table</text>\n", (chartW+padL)/2, chartH-6)
 	b.WriteString("</svg>\n")
@@ -304,5 +310,7 @@ func (rep *Report) whatIfTable(b *strings.Builder) {
 				esc(g.Scope), esc(g.Kind), i, esc(g.Scope), esc(g.Kind), i, esc(g.Rates[i]), g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
 		}
 	}
-	b.WriteString("</table>\n</section>\n")
+	b.WriteString("</table>\n")
+	fmt.Fprintf(b, "<p class=\"note windows\">%s</p>\n", esc(WindowsNote))
+	b.WriteString("</section>\n")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -470,4 +471,122 @@ func TestPlansInRates(t *testing.T) {
 	require.Len(t, g.Top, 1)
 	assert.Equal(t, int64(10), g.Top[0].Requests)
 	assert.Equal(t, int64(5), g.Top[0].Refused, "api.user's 5/min, not gold's")
+}
+
+// TestWhatIfSlidingWindows: the what-if figure the report explains beside
+// itself (replay.WindowsNote). A caller steady at 150 requests a minute for
+// 10 minutes, against 120/min: counting clock minutes would refuse 30 a
+// minute, 300; the limiter's windows slide and free their counts with
+// their 3-second buckets, so it admits a little less than 120 in every 60
+// seconds and refuses 340. At 60/min it refuses 900, as clock minutes
+// would. The text, HTML and JSON outputs carry the note.
+func TestWhatIfSlidingWindows(t *testing.T) {
+	t.Parallel()
+	rs := paced("203.0.113.7", "", "/api/records", t0, 400*time.Millisecond, 1500)
+	opt := replay.Options{WhatIf: []string{"api.anon=120/min,5000/day"}}
+	opt.Settings.Rates = core.RateTable{"api.anon": "60/min,1000/day"}
+	rep := run(t, opt, combined(rs, false))
+	g := group(t, rep, "api", "anon")
+	require.Equal(t, int64(1500), g.Requests)
+	require.Len(t, g.Top, 1)
+	assert.Equal(t, int64(150), g.Top[0].PeakMinute)
+	clockMinutes := func(limit int64) int64 { return 10 * max(0, g.Top[0].PeakMinute-limit) }
+	assert.Equal(t, int64(900), clockMinutes(60))
+	assert.Equal(t, int64(300), clockMinutes(120))
+	assert.Equal(t, []int64{900, 340}, g.Refused, "the limiter's answers: at 120/min more than clock minutes give")
+	assert.Contains(t, replay.WindowsNote, fmt.Sprintf("against 120/min: %d refused, not %d", g.Refused[1], clockMinutes(120)),
+		"the note's example is this replay's")
+
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	var text, page, js bytes.Buffer
+	require.NoError(t, rep.WriteText(&text))
+	require.NoError(t, rep.WriteHTML(&page))
+	require.NoError(t, rep.WriteJSON(&js))
+	assert.Contains(t, words(text.String()), "120/min,5000/day 1500 340 (22.7%) 1 "+replay.WindowsNote, "the note right below the figure")
+	assert.Contains(t, page.String(), `<p class="note windows">`+template.HTMLEscapeString(replay.WindowsNote)+`</p>`)
+	var j struct {
+		Note string `json:"note"`
+	}
+	require.NoError(t, json.Unmarshal(js.Bytes(), &j))
+	assert.Equal(t, replay.WindowsNote, j.Note)
+
+	// Without -what-if there is no comparison, and no note.
+	rep = run(t, replay.Options{Settings: opt.Settings}, combined(rs, false))
+	text.Reset()
+	js.Reset()
+	require.NoError(t, rep.WriteText(&text))
+	require.NoError(t, rep.WriteJSON(&js))
+	assert.NotContains(t, text.String(), "Refused: the limiter's own answers")
+	assert.NotContains(t, js.String(), `"note"`)
+}
+
+// TestReportWording: counts read right in the singular and the plural,
+// and a list or chart of callers says how many it left out.
+func TestReportWording(t *testing.T) {
+	t.Parallel()
+	callers := func(n, perMinute int) string {
+		var all [][]req
+		for i := range n {
+			all = append(all, paced(fmt.Sprintf("203.0.113.%d", i+1), "", "/api/x", t0, time.Minute/time.Duration(perMinute+i), perMinute+i))
+		}
+		return combined(sorted(all...), false)
+	}
+	for _, tc := range []struct {
+		name      string
+		log       string
+		top       int
+		text      []string
+		html      []string
+		notInText []string
+		notInHTML []string
+	}{
+		{
+			name:      "one caller",
+			log:       callers(1, 70),
+			text:      []string{"70 lines from", "70 requests, 10 refused (14.3%), 1 caller, 1 refused at least once", "the callers refused most (the 1 caller):"},
+			html:      []string{"<p id=\"summary\">70 lines from", "70 requests, 10 refused (14.3%); 1 caller, 1 refused at least once.", "limit 60/min: 1 caller above</text>", "Requests per minute: the 1 caller</h3>", "Callers refused most: the 1 caller</h3>"},
+			notInText: []string{"1 callers"},
+			notInHTML: []string{"1 callers"},
+		},
+		{
+			name:      "one line",
+			log:       callers(1, 1),
+			text:      []string{"1 line from", "1 request, 0 refused (0.0%), 1 caller, 0 refused at least once"},
+			html:      []string{"limit 60/min: 0 callers above</text>"},
+			notInText: []string{"1 lines", "1 requests"},
+		},
+		{
+			name: "all shown",
+			log:  callers(3, 70),
+			text: []string{"3 callers, 3 refused at least once", "the callers refused most (all 3 callers):"},
+			html: []string{"limit 60/min: 3 callers above</text>", "Callers refused most: all 3 callers</h3>", "Requests per minute: all 3 callers</h3>"},
+		},
+		{
+			name: "some left out",
+			log:  callers(30, 40),
+			top:  5,
+			text: []string{"30 callers, 9 refused at least once", "the callers refused most (top 5 of 30 callers):"},
+			html: []string{"limit 60/min: 9 callers above</text>", "Callers refused most: top 5 of 30 callers</h3>", "Requests per minute: top 5 of 30 callers</h3>"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := run(t, replay.Options{Top: tc.top}, tc.log)
+			var text, page bytes.Buffer
+			require.NoError(t, rep.WriteText(&text))
+			require.NoError(t, rep.WriteHTML(&page))
+			for _, s := range tc.text {
+				assert.Contains(t, text.String(), s)
+			}
+			for _, s := range tc.notInText {
+				assert.NotContains(t, text.String(), s)
+			}
+			for _, s := range tc.html {
+				assert.Contains(t, page.String(), s)
+			}
+			for _, s := range tc.notInHTML {
+				assert.NotContains(t, page.String(), s)
+			}
+		})
+	}
 }

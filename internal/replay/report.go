@@ -139,6 +139,8 @@ type jsonReport struct {
 	To      string       `json:"to"`
 	Scopes  []jsonScope  `json:"scopes"`
 	WhatIf  []jsonWhatIf `json:"what_if,omitempty"`
+	// Note is WindowsNote, with the what-if tables.
+	Note string `json:"note,omitempty"`
 }
 
 type jsonScope struct {
@@ -179,7 +181,9 @@ func timeText(t time.Time) string {
 //	"top":[{"caller":"203.0.113.7","requests":N,"refused":N,"peak_minute":N}]}]}
 //
 // and, only when there are what-if tables, "what_if": one entry a table
-// with the figures of each scope and kind under it.
+// with the figures of each scope and kind under it, and "note":
+// [WindowsNote], which says why the refused figures are not those of
+// clock minutes.
 func (rep *Report) WriteJSON(w io.Writer) error {
 	j := jsonReport{Lines: rep.Lines, Skipped: rep.Skipped, From: timeText(rep.From), To: timeText(rep.To), Scopes: []jsonScope{}}
 	for _, g := range rep.Groups {
@@ -197,6 +201,7 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 			})
 		}
 		j.WhatIf = append(j.WhatIf, wi)
+		j.Note = WindowsNote
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(j)
@@ -204,20 +209,22 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes the report for a person: per scope and kind, the
 // requests, the refused, the callers and those refused at least once, and
-// the callers refused most; then the what-if comparison.
+// the callers refused most (saying how many were left out); then the
+// what-if comparison, with [WindowsNote] beside it.
 func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d lines from %s to %s", rep.Lines, timeText(rep.From), timeText(rep.To))
+	fmt.Fprintf(&b, "%s from %s to %s", plural(rep.Lines, "line"), timeText(rep.From), timeText(rep.To))
 	fmt.Fprintf(&b, "; %d not limited (no route), %d unreadable\n", rep.Unrouted, rep.Skipped)
 	for _, ex := range rep.SkippedExamples {
 		fmt.Fprintf(&b, "  unreadable %s\n", ex)
 	}
 	for _, g := range rep.Groups {
-		fmt.Fprintf(&b, "\n%s %s (%s): %d requests, %d refused (%s), %d callers, %d refused at least once\n",
-			g.Scope, g.Kind, g.Rates[0], g.Requests, g.Refused[0], pct(g.Refused[0], g.Requests), g.Callers, g.RefusedCallers[0])
+		fmt.Fprintf(&b, "\n%s %s (%s): %s, %d refused (%s), %s, %d refused at least once\n",
+			g.Scope, g.Kind, g.Rates[0], plural(g.Requests, "request"), g.Refused[0], pct(g.Refused[0], g.Requests), plural(g.Callers, "caller"), g.RefusedCallers[0])
 		if len(g.Top) == 0 {
 			continue
 		}
+		fmt.Fprintf(&b, "  the callers refused most (%s):\n", topOf(len(g.Top), g.Callers))
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tcaller\trequests\trefused\tpeak minute\tpeak day\t\n")
 		for _, e := range g.Top {
@@ -238,9 +245,61 @@ func (rep *Report) WriteText(w io.Writer) error {
 			}
 		}
 		tw.Flush()
+		b.WriteString(wrap(WindowsNote, "  ", 76))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WindowsNote says, beside the refused figures of the what-if comparison,
+// why they are higher than counting requests per clock minute would make
+// them. docs/howto/choose-limits-from-your-access-logs.md works an example.
+const WindowsNote = "Refused: the limiter's own answers. Its windows slide (at most the limit in any 60 seconds, " +
+	"or 24 hours, whenever they start; not per clock minute or day), and a counted request leaves its window " +
+	"with its bucket, up to a twentieth of the period (3 s for a minute) later than an exact log would let it go, " +
+	"so a caller that stays above a limit is refused more than counting clock minutes would say " +
+	"(150 a minute for 10 minutes against 120/min: 340 refused, not 300). " +
+	"See \"Why a window refuses more than clock minutes\" in docs/howto/choose-limits-from-your-access-logs.md."
+
+// plural returns n and the noun, in the plural unless n is 1: "1 caller",
+// "2 callers".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// topOf says how many callers of a list of shown are shown out of all:
+// "top 20 of 1234 callers" when some were left out, "all 3 callers" (or
+// "the 1 caller") when none was.
+func topOf(shown int, all int64) string {
+	switch {
+	case int64(shown) < all:
+		return fmt.Sprintf("top %d of %s", shown, plural(all, "caller"))
+	case all == 1:
+		return "the 1 caller"
+	}
+	return "all " + plural(all, "caller")
+}
+
+// wrap returns text in lines of at most width characters (but for a
+// longer word), each starting with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // Compared reports whether the what-if tables give the scope and kind
