@@ -161,8 +161,10 @@ func ExampleErrLimited() {
 	// 429 slow down, 192.0.2.1
 }
 
-// The quick start of the README: one limiter for the process, the startup
-// checks in the log, and the middleware on the routes of the "api" scope.
+// The common set-up: one limiter for the process, the startup checks in
+// the log, and the middleware on the routes of the "api" scope. The
+// README's quick start, examples/quickstart, is the same as a whole
+// program.
 func ExampleNew() {
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several

@@ -110,14 +110,17 @@ func ExampleConfig_user() {
 	// 200 user root checked=false
 }
 
-// The quick start of the README: one limiter for the process, the startup
-// checks in the log, and the middleware on the routes of the "api" scope.
+// The common set-up: one limiter for the process, the startup checks in
+// the log, and the middleware on the routes of the "api" scope. The
+// README's quick start, examples/quickstart, is the same as a whole
+// program.
 func ExampleNew() {
 	r, _ := quickStart()
 	log.Fatal(r.Run("127.0.0.1:8080"))
 }
 
-// quickStart is the README's Gin quick start: the engine of ExampleNew and
+// quickStart is the set-up of the README's Gin quick start
+// (examples/quickstart/gin): the engine of ExampleNew and
 // its limiter (TestQuickStartTrustsOnlyItsProxies checks them). Both read
 // the client's address from X-Forwarded-For only when a proxy of
 // 10.0.0.0/8 sends it: gin.Default trusts every proxy, so the engine is told

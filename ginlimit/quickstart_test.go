@@ -13,8 +13,8 @@ import (
 	"github.com/ratescope/ratescope/ginlimit"
 )
 
-// TestQuickStartTrustsOnlyItsProxies checks the README's Gin quick start
-// (quickStart, the body of ExampleNew): Gin and the limiter agree on every
+// TestQuickStartTrustsOnlyItsProxies checks the set-up of the README's Gin
+// quick start (quickStart, the body of ExampleNew): Gin and the limiter agree on every
 // caller, so W612 stays silent, and a forged X-Forwarded-For sent straight
 // to the app is believed by neither. Before issue 18 the quick start used
 // gin.Default() as it is, trusting every proxy, which W612 reports.
