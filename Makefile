@@ -15,7 +15,7 @@ GO ?= go
 # README's quick starts (about 30 s once the build cache holds Gin, Echo and
 # Prometheus compiled with -trimpath; the first run compiles them; see make
 # consumer).
-MODULES := prometheus browsertest internal/consumertest
+MODULES := prometheus otel browsertest internal/consumertest
 
 test: deps fmt-check vet imports modules docs api allocs quiet
 	$(GO) test -race -count=1 ./...
