@@ -123,7 +123,7 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 
 // TestContractFlags checks that the command lines the contract and the
 // usage text show are accepted and build a portal: long units, the scope
-// login, a plan, and -fail-closed login.
+// login, a plan, -fail-closed login, and -metrics otel|prometheus.
 func TestContractFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
@@ -132,6 +132,9 @@ func TestContractFlags(t *testing.T) {
 		{"-rates", "login.anon=3/min", "-fail-closed", "login,api"},
 		{"-plan-users", "gold=alice,bob", "-rates", "api.user@gold=10/min,1000/day"},
 		{"-exempt-networks", "198.51.100.0/24,2001:db8::/32", "-admin-token", "s3cret", "-headers", "refused"},
+		{"-metrics", "otel"},
+		{"-metrics", "prometheus"},
+		{"-metrics"},
 	} {
 		o, err := portal.ParseFlags(args, func(string) string { return "" }, io.Discard)
 		require.NoError(t, err, "%q", args)
