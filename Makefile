@@ -14,9 +14,9 @@ GO ?= go
 # internal/consumertest is the consumer test: it gets the modules, at the
 # version they are at, through a file module proxy written from the working
 # tree, into a fresh module outside the repository, and builds and runs the
-# README's quick starts (about 30 s once the build cache holds Gin, Echo and
-# Prometheus compiled with -trimpath; the first run compiles them; see make
-# consumer).
+# README's quick starts (about 30 s once the build cache holds Gin, Echo,
+# Prometheus and OpenTelemetry compiled with -trimpath; the first run
+# compiles them; see make consumer).
 MODULES := prometheus otel examples/portal browsertest internal/consumertest
 
 test: deps fmt-check vet imports modules docs api allocs quiet
