@@ -8,14 +8,16 @@ GO ?= go
 .PHONY: test deps fmt-check vet imports modules docs api api-update allocs quiet consumer bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
-# browsertest/ drives a headless Chromium, which deps installs.
+# examples/portal is one so that its -metrics otel keeps OpenTelemetry out
+# of the root go.mod (ADR 0126). browsertest/ drives a headless Chromium,
+# which deps installs.
 # internal/consumertest is the consumer test: it gets the modules, at the
 # version they are at, through a file module proxy written from the working
 # tree, into a fresh module outside the repository, and builds and runs the
-# README's quick starts (about 30 s once the build cache holds Gin, Echo and
-# Prometheus compiled with -trimpath; the first run compiles them; see make
-# consumer).
-MODULES := prometheus browsertest internal/consumertest
+# README's quick starts (about 30 s once the build cache holds Gin, Echo,
+# Prometheus and OpenTelemetry compiled with -trimpath; the first run
+# compiles them; see make consumer).
+MODULES := prometheus otel examples/portal browsertest internal/consumertest
 
 test: deps fmt-check vet imports modules docs api allocs quiet
 	$(GO) test -race -count=1 ./...
@@ -77,9 +79,10 @@ allocs:
 quiet:
 	$(GO) test -count=1 -run 'Quiet|TestSteadyLoad|TestHiccups|TestRedisSlow' ./core/redisstore/
 
-# Runs the example portal on 127.0.0.1:8080 with counts in memory.
+# Runs the example portal on 127.0.0.1:8080 with counts in memory (a
+# module of its own, ADR 0126).
 portal:
-	$(GO) run ./examples/portal
+	$(GO) -C examples/portal run .
 
 # Writes docs/howto/replay-report.png, the screenshot of the replay report
 # that the browser test takes in headless Chromium (ADR 0093).

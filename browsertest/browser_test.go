@@ -21,7 +21,8 @@ import (
 // chromiumPath is the browser the tests drive, found by TestMain.
 var chromiumPath string
 
-// binDir holds the binaries that TestMain builds from the root module.
+// binDir holds the binaries that TestMain builds: the portal and the
+// ratescope command.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -44,10 +45,10 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	// The portal and the command are built from the root module, as a
-	// user builds them.
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "portal"), "./examples/portal")
-	build.Dir = ".."
+	// The portal is built in its own module (ADR 0126), the command from
+	// the root module, as a user builds them.
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "portal"), ".")
+	build.Dir = "../examples/portal"
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "browsertest: building the portal:", err)

@@ -68,8 +68,9 @@ type Config struct {
 	// Observe, when not nil, is called once with every decision, whatever
 	// its outcome (allowed, denied, failed open, exempt, shadow, failed
 	// closed), before the decision is acted upon: to count decisions, log
-	// refusals or feed metrics (package
-	// github.com/ratescope/ratescope/prometheus), and once with every
+	// refusals or feed metrics (packages
+	// github.com/ratescope/ratescope/prometheus and
+	// github.com/ratescope/ratescope/otel), and once with every
 	// reset of a caller's counts ([Limiter.Reset], [OutcomeReset]). It runs
 	// on the request's goroutine and must be fast and safe for concurrent
 	// use. Default: nil; then the limiter neither measures durations nor

@@ -161,8 +161,8 @@
 //
 // [Config.Observe] sees every decision with its [Outcome] (allowed,
 // denied, failed open, exempt, shadow, failed closed), for logs and
-// metrics (module github.com/ratescope/ratescope/prometheus); unset, it
-// costs nothing.
+// metrics (modules github.com/ratescope/ratescope/prometheus and
+// github.com/ratescope/ratescope/otel); unset, it costs nothing.
 // [Config.Shadow], [Config.ShadowScopes] and [Scope.Shadow] run limits in
 // shadow mode: counted and reported as if enforced, but nobody is refused.
 // [Config.TrustedProxies] reads X-Forwarded-For only from the proxies'

@@ -564,6 +564,84 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "without -metrics")
 }
 
+// otelDecisions GETs /metrics of a portal started with -metrics otel and
+// returns the data points of ratescope.decisions by their attributes
+// (scope kind outcome), and the names of every instrument.
+func (p *process) otelDecisions(t *testing.T) (map[string]int64, []string) {
+	t.Helper()
+	resp, body := p.get(t, "/metrics", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	assert.Empty(t, resp.Header.Get("RateLimit"), "/metrics is not limited")
+	var rm struct {
+		ScopeMetrics []struct {
+			Scope   struct{ Name string }
+			Metrics []struct {
+				Name, Unit string
+				Data       struct {
+					DataPoints []struct {
+						Attributes []struct {
+							Key   string
+							Value struct{ Value any }
+						}
+						Value any
+					}
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(body, &rm), "%s", body)
+	require.Len(t, rm.ScopeMetrics, 1, "%s", body)
+	assert.Equal(t, "github.com/ratescope/ratescope/otel", rm.ScopeMetrics[0].Scope.Name)
+	out := map[string]int64{}
+	var names []string
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		names = append(names, m.Name)
+		if m.Name != "ratescope.decisions" {
+			continue
+		}
+		assert.Equal(t, "{decision}", m.Unit)
+		for _, dp := range m.Data.DataPoints {
+			attrs := map[string]string{}
+			for _, a := range dp.Attributes {
+				attrs[a.Key] = fmt.Sprint(a.Value.Value)
+			}
+			out[attrs["ratescope.scope"]+" "+attrs["ratescope.caller.kind"]+" "+attrs["ratescope.outcome"]] = int64(dp.Value.(float64))
+		}
+	}
+	return out, names
+}
+
+// -metrics otel records through the otel module into an OpenTelemetry SDK
+// and answers GET /metrics with what its reader collects, as JSON.
+func TestOTelMetrics(t *testing.T) {
+	t.Parallel()
+	for _, fw := range frameworks {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "-framework", fw, "-num-proxies", "0", "-metrics", "otel", "-admins", "root", "-rates", "api.anon=2/min,100/day")
+			for range 3 {
+				p.get(t, "/api/records", "")
+			}
+			p.get(t, "/api/records", "root")
+			p.get(t, "/api/records", "alice")
+			for range 3 {
+				p.otelDecisions(t) // not limited: never refused
+			}
+			got, names := p.otelDecisions(t)
+			assert.Equal(t, map[string]int64{
+				"api anon allowed": 2,
+				"api anon denied":  1,
+				"api user exempt":  1,
+				"api user allowed": 1,
+			}, got)
+			for _, name := range []string{"ratescope.decisions", "ratescope.decision.cost", "ratescope.decision.duration", "ratescope.store.failures", "ratescope.store.evictions"} {
+				assert.Contains(t, names, name)
+			}
+		})
+	}
+}
+
 func TestShadow(t *testing.T) {
 	t.Parallel()
 	for _, fw := range frameworks {

@@ -1,9 +1,10 @@
 // Command portal is an example API limited by ratescope, on Gin, Echo v4
-// or Echo v5.
+// or Echo v5. It is a module of its own (ADR 0126); from the root of the
+// repository:
 //
-//	go run ./examples/portal [-addr 127.0.0.1:8080] [-framework gin|echo|echo5]
+//	go -C examples/portal run . [-addr 127.0.0.1:8080] [-framework gin|echo|echo5]
 //		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
-//		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics] [-export-cost N]
+//		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics prometheus|otel] [-export-cost N]
 //		[-warn N] [-drop N] [-admin-token TOKEN]
 //		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]]
 //		[-plan-users PLAN=NAME[,NAME...][;PLAN=...]] [-headers all|refused|none]
@@ -32,10 +33,14 @@
 //	                          or 429 {"results": []} without searching
 //	GET /debug/searches       not limited: {"NAME": searches run, ...}
 //	GET /healthz              not limited: 200
-//	GET /metrics              with -metrics, not limited: the Prometheus text format,
+//	GET /metrics              with -metrics prometheus (or -metrics alone), not
+//	                          limited: the Prometheus text format,
 //	                          ratescope_decisions_total{scope, kind, outcome} with
 //	                          outcome allowed, denied, failed_open, exempt, shadow,
-//	                          failed_closed, or reset (a caller's counts cleared)
+//	                          failed_closed, or reset (a caller's counts cleared);
+//	                          with -metrics otel: what the otel module records into
+//	                          an OpenTelemetry SDK (ratescope.decisions and the rest),
+//	                          collected by its ManualReader, as JSON
 //	GET /ws                   WebSocket, balance "ledger": each text message
 //	                          {"id":N,"command":"NAME"} is answered
 //	                          {"id":N,"type":"response","status":"success","result":{}},

@@ -10,11 +10,11 @@
 // method of an exported type, an exported field of an exported struct or a
 // method of an exported interface. The listing is read from the source with
 // go/parser alone (exported API is syntactic), so it covers the nested
-// modules (prometheus) from the root without loading them, and needs no
+// modules (prometheus, otel) from the root without loading them, and needs no
 // dependency.
 //
 // The public packages are those of the root module and of the nested
-// prometheus module, but for internal/, examples/, benchmarks/ (a
+// prometheus and otel modules, but for internal/, examples/, benchmarks/ (a
 // comparison harness, not API) and package main.
 //
 // Usage, from the root of the repository:

@@ -37,6 +37,7 @@ type quickStart struct {
 	handler string // for a fragment: the http.Handler the snippet builds
 	limited string // the path limited at 60/min for an anonymous caller
 	metrics bool   // GET /metrics counts the refusal
+	otel    bool   // the OpenTelemetry SDK writes the refusal to standard output
 	// contentType is the Content-Type of the refusal, when it is not the
 	// README's sample's (which is Gin's); the body then ends with a
 	// newline that the sample's has not.
@@ -51,37 +52,46 @@ var quickStarts = []quickStart{
 	{name: "echo4", heading: "Quick start: Echo v4", whole: true, limited: "/api/records", contentType: "application/json"},
 	{name: "echo5", heading: "Quick start: Echo v5", whole: true, limited: "/api/records", contentType: "application/json"},
 	{name: "metrics", heading: "Seeing every decision: metrics", handler: "r", limited: "/api/records", metrics: true},
+	{name: "otel", heading: "Seeing every decision: OpenTelemetry", handler: "r", limited: "/api/records", otel: true},
 }
 
 // imports are the packages a snippet may name, by the name it uses.
 var imports = map[string]string{
-	"context":    "context",
-	"fmt":        "fmt",
-	"log":        "log",
-	"net":        "net",
-	"http":       "net/http",
-	"slog":       "log/slog",
-	"strings":    "strings",
-	"core":       "github.com/ratescope/ratescope/core",
-	"memstore":   "github.com/ratescope/ratescope/core/memstore",
-	"checks":     "github.com/ratescope/ratescope/checks",
-	"ginlimit":   "github.com/ratescope/ratescope/ginlimit",
-	"echolimit":  "github.com/ratescope/ratescope/echolimit",
-	"echo5limit": "github.com/ratescope/ratescope/echo5limit",
-	"rsprom":     "github.com/ratescope/ratescope/prometheus",
-	"gin":        "github.com/gin-gonic/gin",
-	"prometheus": "github.com/prometheus/client_golang/prometheus",
-	"promhttp":   "github.com/prometheus/client_golang/prometheus/promhttp",
+	"context":      "context",
+	"fmt":          "fmt",
+	"log":          "log",
+	"net":          "net",
+	"http":         "net/http",
+	"slog":         "log/slog",
+	"strings":      "strings",
+	"core":         "github.com/ratescope/ratescope/core",
+	"memstore":     "github.com/ratescope/ratescope/core/memstore",
+	"checks":       "github.com/ratescope/ratescope/checks",
+	"ginlimit":     "github.com/ratescope/ratescope/ginlimit",
+	"echolimit":    "github.com/ratescope/ratescope/echolimit",
+	"echo5limit":   "github.com/ratescope/ratescope/echo5limit",
+	"rsprom":       "github.com/ratescope/ratescope/prometheus",
+	"rsotel":       "github.com/ratescope/ratescope/otel",
+	"gin":          "github.com/gin-gonic/gin",
+	"prometheus":   "github.com/prometheus/client_golang/prometheus",
+	"promhttp":     "github.com/prometheus/client_golang/prometheus/promhttp",
+	"sdkmetric":    "go.opentelemetry.io/otel/sdk/metric",
+	"stdoutmetric": "go.opentelemetry.io/otel/exporters/stdout/stdoutmetric",
 }
+
+// aliases are the imports a snippet names other than by their last
+// element.
+var aliases = map[string]bool{"rsprom": true, "rsotel": true, "sdkmetric": true}
 
 // TestQuickStarts gets every ratescope module at the version the nested
 // modules require, from a module proxy written from the working tree
 // alone, into a fresh module outside the repository (GOWORK=off, no
 // replace, -mod=mod, its own module cache), as the README's commands do
 // (go get, go mod tidy), and builds and runs the README's quick starts for
-// Gin, Echo v4 and Echo v5, whole programs built as written, and the
-// metrics: each answers 200 sixty times, then the refusal the README
-// shows, line for line.
+// Gin, Echo v4 and Echo v5, whole programs built as written, the
+// Prometheus metrics and OpenTelemetry: each answers 200 sixty times, then
+// the refusal the README shows, line for line, and the refusal is counted
+// in the metrics.
 func TestQuickStarts(t *testing.T) {
 	started := time.Now()
 	repo, err := filepath.Abs("../..")
@@ -118,6 +128,7 @@ func TestQuickStarts(t *testing.T) {
 	run(t, work, env, "go", "get",
 		"github.com/ratescope/ratescope@"+version,
 		"github.com/ratescope/ratescope/prometheus@"+version,
+		"github.com/ratescope/ratescope/otel@"+version,
 		"github.com/ratescope/ratescope/echo5limit@"+version)
 	run(t, work, env, "go", "mod", "tidy")
 	bin := filepath.Join(work, "bin")
@@ -125,17 +136,23 @@ func TestQuickStarts(t *testing.T) {
 	// the build cache's keys: the third-party packages compiled by an
 	// earlier run are reused.
 	run(t, work, env, "go", "build", "-trimpath", "-o", bin+string(filepath.Separator), "./...")
-	gomod := run(t, work, env, "go", "list", "-m", "github.com/ratescope/ratescope", "github.com/ratescope/ratescope/prometheus")
-	assert.Equal(t, fmt.Sprintf("github.com/ratescope/ratescope %s\ngithub.com/ratescope/ratescope/prometheus %s\n", version, version), gomod)
+	gomod := run(t, work, env, "go", "list", "-m", "github.com/ratescope/ratescope", "github.com/ratescope/ratescope/prometheus", "github.com/ratescope/ratescope/otel")
+	assert.Equal(t, fmt.Sprintf("github.com/ratescope/ratescope %s\ngithub.com/ratescope/ratescope/prometheus %s\ngithub.com/ratescope/ratescope/otel %s\n", version, version, version), gomod)
 	t.Logf("proxy, go get, go mod tidy and go build: %s", time.Since(started).Round(time.Millisecond))
 
 	for _, q := range quickStarts {
 		t.Run(q.name, func(t *testing.T) {
+			progEnv := env
+			if q.otel {
+				// The periodic reader exports every 100 ms instead of
+				// every minute.
+				progEnv = append(slices.Clip(env), "OTEL_METRIC_EXPORT_INTERVAL=100")
+			}
 			var p *server
 			if q.whole {
-				p = startOnPort(t, filepath.Join(bin, q.name), env)
+				p = startOnPort(t, filepath.Join(bin, q.name), progEnv)
 			} else {
-				p = start(t, filepath.Join(bin, q.name), env)
+				p = start(t, filepath.Join(bin, q.name), progEnv)
 			}
 			for i := range 60 {
 				resp := get(t, p.base+q.limited)
@@ -159,6 +176,15 @@ func TestQuickStarts(t *testing.T) {
 				require.NoError(t, err)
 				assert.Contains(t, string(body), `ratescope_decisions_total{kind="anon",outcome="denied",scope="api"} 1`)
 				assert.Contains(t, string(body), `ratescope_decisions_total{kind="anon",outcome="allowed",scope="api"} 60`)
+			}
+			if q.otel {
+				// stdoutmetric writes each export as one line of JSON: the
+				// refusal is in one within a few exports.
+				require.Eventually(t, func() bool {
+					return strings.Contains(p.out.String(), `{"Key":"ratescope.outcome","Value":{"Type":"STRING","Value":"denied"}}`)
+				}, time.Minute, 50*time.Millisecond, "no export of ratescope.decisions with a refusal on standard output:\n%s", p.out.String())
+				assert.Contains(t, p.out.String(), `"Name":"ratescope.decisions"`)
+				assert.Contains(t, p.out.String(), `"Name":"ratescope.decision.duration"`)
 			}
 			if q.whole {
 				logged := p.stop()
@@ -360,8 +386,8 @@ func program(t *testing.T, q quickStart, readme string) string {
 		if !ok {
 			continue // a variable, such as lim or c
 		}
-		if name == "rsprom" {
-			p = "rsprom " + fmt.Sprintf("%q", p)
+		if aliases[name] {
+			p = name + " " + fmt.Sprintf("%q", p)
 		} else {
 			p = fmt.Sprintf("%q", p)
 		}
@@ -416,6 +442,26 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 type server struct {
 	base string // its base URL
 	stop func() string
+	out  *output // what a fragment wrote to standard output so far
+}
+
+// output is what a program wrote to its standard output so far.
+type output struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *output) add(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.b.WriteString(line)
+	o.b.WriteByte('\n')
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
 
 // start starts the program bin, a fragment wrapped by program, waits for
@@ -446,10 +492,13 @@ func start(t *testing.T, bin string, env []string) *server {
 		}
 	})
 	addr := make(chan string, 1)
+	out := new(output)
 	go func() {
 		defer close(addr)
 		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20) // an export of the OpenTelemetry SDK is one long line
 		for sc.Scan() {
+			out.add(sc.Text())
 			if a, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
 				select {
 				case addr <- a:
@@ -461,7 +510,7 @@ func start(t *testing.T, bin string, env []string) *server {
 	select {
 	case a := <-addr:
 		require.NotEmpty(t, a, "%s exited without saying where it listens (its stderr follows)", filepath.Base(bin))
-		return &server{base: "http://" + a, stop: stop}
+		return &server{base: "http://" + a, stop: stop, out: out}
 	case <-time.After(time.Minute):
 		t.Fatalf("%s did not say where it listens", filepath.Base(bin))
 		return nil

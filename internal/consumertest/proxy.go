@@ -35,11 +35,12 @@ type Module struct {
 }
 
 // Modules are the modules a user can get: the root module (core, the
-// stores, the middleware for Gin, Echo v4 and Echo v5) and the Prometheus
-// collector.
+// stores, the middleware for Gin, Echo v4 and Echo v5), the Prometheus
+// collector and the OpenTelemetry recorder.
 var Modules = []Module{
 	{Path: "github.com/ratescope/ratescope", Dir: "."},
 	{Path: "github.com/ratescope/ratescope/prometheus", Dir: "prometheus"},
+	{Path: "github.com/ratescope/ratescope/otel", Dir: "otel"},
 }
 
 // WriteProxy writes every module of modules, as the files of the working

@@ -13,10 +13,11 @@ import (
 )
 
 // Metrics counts the limiter's decisions and writes them in the Prometheus
-// text format, for GET /metrics. It is written without the Prometheus
-// client so that the portal, in ratescope's root module, needs none; an
-// application uses the Collector of github.com/ratescope/ratescope/prometheus
-// instead. Its methods are safe for concurrent use.
+// text format, for GET /metrics with -metrics prometheus. It is written
+// without the Prometheus client, which the portal needed none of when it
+// was in ratescope's root module (ADR 0034); an application uses the
+// Collector of github.com/ratescope/ratescope/prometheus instead. Its
+// methods are safe for concurrent use.
 type Metrics struct {
 	// counts has a counter for every scope, kind and outcome, made at
 	// the start so that every series is there from the first scrape.

@@ -86,9 +86,11 @@ type Options struct {
 	// Shadow runs the whole limiter in shadow mode: every request is
 	// served, and counted and reported as if the limits were enforced.
 	Shadow bool
-	// Metrics serves GET /metrics, not limited, in the Prometheus text
-	// format.
-	Metrics bool
+	// Metrics serves GET /metrics, not limited: [MetricsPrometheus] in the
+	// Prometheus text format, [MetricsOTel] what the otel module records
+	// into an OpenTelemetry SDK, as JSON (otel.go). Default: "", no
+	// /metrics.
+	Metrics string
 	// ExportCost is the cost of GET /api/export in scope "api". Default
 	// (0): [DefaultExportCost].
 	ExportCost int64
@@ -138,7 +140,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
 	fs.Var(&o.Headers, "headers", "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
-	fs.BoolVar(&o.Metrics, "metrics", false, "serve GET /metrics in the Prometheus text format")
+	fs.Var(metricsFlag{&o.Metrics}, "metrics", "serve GET /metrics: `prometheus` (the text format; -metrics alone) or otel (OpenTelemetry, as JSON)")
 	fs.Int64Var(&o.ExportCost, "export-cost", DefaultExportCost, "cost `N` of GET /api/export in scope api, 1 or more")
 	var admins string
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
@@ -149,7 +151,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	var failClosed string
 	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
 	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(metricsArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, err
 		}
@@ -198,9 +200,9 @@ type App struct {
 	Limiter *core.Limiter
 	// StoreName is "memory" or "redis".
 	StoreName string
-	// Metrics counts the decisions for GET /metrics; nil unless
-	// Options.Metrics.
-	Metrics *Metrics
+	// Metrics answers GET /metrics, counting the decisions: a [*Metrics]
+	// or the OpenTelemetry SDK's (otel.go); nil unless Options.Metrics.
+	Metrics http.Handler
 	// ExportCost is the cost of GET /api/export.
 	ExportCost int64
 	// TrustedProxies are Options.TrustedProxies, for the frameworks' own
@@ -270,7 +272,10 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		FailClosedScopes: o.FailClosed,
 		Headers:          o.Headers,
 	}
-	if o.Metrics {
+	var prom *Metrics
+	var otel *otelMetrics
+	switch o.Metrics {
+	case MetricsPrometheus:
 		var names []string
 		for _, s := range cfg.Scopes {
 			names = append(names, s.Name)
@@ -278,8 +283,15 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		for _, s := range cfg.Balances {
 			names = append(names, s.Name)
 		}
-		a.Metrics = newMetrics(names)
-		cfg.Observe = a.Metrics.Observe
+		prom = newMetrics(names)
+		a.Metrics, cfg.Observe = prom, prom.Observe
+	case MetricsOTel:
+		var err error
+		if otel, err = newOTelMetrics(a.close); err != nil {
+			_ = a.close()
+			return nil, err
+		}
+		a.Metrics, cfg.Observe, a.close = otel, otel.recorder.Observe, otel.Close
 	}
 	lim, err := core.New(cfg)
 	if err != nil {
@@ -291,8 +303,12 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		_ = a.close()
 		return nil, err
 	}
-	if a.Metrics != nil {
-		a.Metrics.limiter = lim
+	if prom != nil {
+		prom.limiter = lim
+	}
+	if otel != nil {
+		_ = otel.recorder.Watch(lim)
+		_ = otel.recorder.Watch(store)
 	}
 	return a, nil
 }

@@ -39,12 +39,12 @@ func TestParseFlags(t *testing.T) {
 
 	assert.Equal(t, int64(portal.DefaultExportCost), o.ExportCost)
 	assert.False(t, o.Shadow)
-	assert.False(t, o.Metrics)
+	assert.Empty(t, o.Metrics, "no /metrics by default")
 
 	o, err = portal.ParseFlags(strings.Fields("-shadow -metrics -trusted-proxies 10.0.0.0/8,192.0.2.7 -export-cost 3 -rates api.anon=3/min -rates api.user=4/min"), getenv, io.Discard)
 	require.NoError(t, err)
 	assert.True(t, o.Shadow)
-	assert.True(t, o.Metrics)
+	assert.Equal(t, portal.MetricsPrometheus, o.Metrics, "-metrics alone, as before it took a value")
 	assert.Equal(t, "10.0.0.0/8,192.0.2.7/32", o.TrustedProxies.String())
 	assert.Equal(t, int64(3), o.ExportCost)
 	assert.Equal(t, core.RateTable{"api.anon": "3/min", "api.user": "4/min"}, o.Rates)
@@ -123,7 +123,7 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 
 // TestContractFlags checks that the command lines the contract and the
 // usage text show are accepted and build a portal: long units, the scope
-// login, a plan, and -fail-closed login.
+// login, a plan, -fail-closed login, and -metrics otel|prometheus.
 func TestContractFlags(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
@@ -132,11 +132,46 @@ func TestContractFlags(t *testing.T) {
 		{"-rates", "login.anon=3/min", "-fail-closed", "login,api"},
 		{"-plan-users", "gold=alice,bob", "-rates", "api.user@gold=10/min,1000/day"},
 		{"-exempt-networks", "198.51.100.0/24,2001:db8::/32", "-admin-token", "s3cret", "-headers", "refused"},
+		{"-metrics", "otel"},
+		{"-metrics", "prometheus"},
+		{"-metrics"},
 	} {
 		o, err := portal.ParseFlags(args, func(string) string { return "" }, io.Discard)
 		require.NoError(t, err, "%q", args)
 		a, err := portal.New(o, slog.New(slog.DiscardHandler))
 		require.NoError(t, err, "%q", args)
 		require.NoError(t, a.Close())
+	}
+}
+
+func TestMetricsFlag(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	for _, tt := range []struct {
+		name string
+		args string
+		want string
+	}{
+		{name: "unset", args: "-shadow", want: ""},
+		{name: "alone", args: "-metrics -shadow", want: portal.MetricsPrometheus},
+		{name: "alone last", args: "-shadow -metrics", want: portal.MetricsPrometheus},
+		{name: "prometheus", args: "-metrics prometheus -shadow", want: portal.MetricsPrometheus},
+		{name: "otel", args: "-metrics otel -shadow", want: portal.MetricsOTel},
+		{name: "otel with =", args: "-metrics=otel -shadow", want: portal.MetricsOTel},
+		{name: "two dashes", args: "--metrics otel", want: portal.MetricsOTel},
+		{name: "false", args: "-metrics=false", want: ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := portal.ParseFlags(strings.Fields(tt.args), getenv, io.Discard)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, o.Metrics)
+			assert.Equal(t, strings.Contains(tt.args, "-shadow"), o.Shadow, "the flags after -metrics are read")
+		})
+	}
+	for _, args := range []string{"-metrics=statsd", "-metrics otel extra", "-metrics statsd"} {
+		_, err := portal.ParseFlags(strings.Fields(args), getenv, io.Discard)
+		var ue *portal.UsageError
+		require.ErrorAs(t, err, &ue, args)
 	}
 }

@@ -1,0 +1,277 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+)
+
+// ScopeName is the name of the instrumentation scope (the Meter) the
+// instruments are created in: the module's import path.
+const ScopeName = "github.com/ratescope/ratescope/otel"
+
+// The attribute keys of the measurements. Their values are few and known
+// in advance: scope names, two kinds, seven outcomes. No attribute names
+// the caller (an address or a user), which would make a series per caller.
+const (
+	// ScopeKey is the name of the scope decided: "api", "login", ...
+	ScopeKey = attribute.Key("ratescope.scope")
+	// KindKey is the kind of caller: "anon" or "user" (core.Kind).
+	KindKey = attribute.Key("ratescope.caller.kind")
+	// OutcomeKey is what became of the request: "allowed", "denied",
+	// "failed_open", "exempt", "shadow", "failed_closed", or "reset" for a
+	// caller's counts cleared (core.Outcome).
+	OutcomeKey = attribute.Key("ratescope.outcome")
+)
+
+// Config configures a [Recorder]. Zero fields take the defaults stated on
+// each.
+type Config struct {
+	// MeterProvider provides the Meter the instruments are created in,
+	// named [ScopeName]. Default: the global MeterProvider
+	// (go.opentelemetry.io/otel.GetMeterProvider), which records nothing
+	// until the application sets one with otel.SetMeterProvider.
+	MeterProvider metric.MeterProvider
+
+	// Buckets are the explicit bucket boundaries, in seconds, advised for
+	// the histogram ratescope.decision.duration; a View of the SDK may
+	// override them. They must be finite and increasing. Default:
+	// DefaultBuckets, 50µs to about 1.6s.
+	Buckets []float64
+}
+
+// DefaultBuckets are the default bucket boundaries of
+// ratescope.decision.duration: from 50µs (a decision in memory) doubling
+// to about 1.6s (a Redis timeout), in seconds, as in the Prometheus module.
+var DefaultBuckets = []float64{
+	50e-6, 100e-6, 200e-6, 400e-6, 800e-6, 1.6e-3, 3.2e-3, 6.4e-3,
+	12.8e-3, 25.6e-3, 51.2e-3, 102.4e-3, 204.8e-3, 409.6e-3, 819.2e-3, 1.6384,
+}
+
+// Validate reports every problem of c, joined, each naming its field.
+func (c Config) Validate() error {
+	var errs []error
+	for i, b := range c.Buckets {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			errs = append(errs, fmt.Errorf("ratescope/otel: Config.Buckets[%d] is %v, not a finite number of seconds", i, b))
+		} else if i > 0 && !(b > c.Buckets[i-1]) {
+			errs = append(errs, fmt.Errorf("ratescope/otel: Config.Buckets[%d] is %v, not above Buckets[%d] (%v): the boundaries must increase", i, b, i-1, c.Buckets[i-1]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StoreFailureCounter is what [Recorder.Watch] reads
+// ratescope.store.failures from: *core.Limiter.
+type StoreFailureCounter interface{ StoreFailures() int64 }
+
+// EvictionCounter is what [Recorder.Watch] reads ratescope.store.evictions
+// from: *memstore.Store.
+type EvictionCounter interface{ Evictions() int64 }
+
+// RedisStats is what [Recorder.Watch] reads the ratescope.redis.
+// instruments from: *redisstore.Store.
+type RedisStats interface{ Stats() redisstore.Stats }
+
+// A Recorder records the decisions it observes, and the counters of the
+// values it watches, through the OpenTelemetry metric API. Build it with
+// [New] and give its Observe method to core.Config.Observe; the
+// MeterProvider's readers or exporters take the measurements from there.
+// It is safe for concurrent use.
+type Recorder struct {
+	decisions metric.Int64Counter
+	cost      metric.Int64Counter
+	duration  metric.Float64Histogram
+
+	// series caches the attribute options of each (scope, kind, outcome),
+	// so that Observe builds no attribute set after the first decision of
+	// a series.
+	series sync.Map // seriesKey -> *series
+
+	mu      sync.Mutex
+	watched []any
+
+	failures, evictions                            metric.Int64ObservableCounter
+	calls, trips, redisFailures, failedFast, opens metric.Int64ObservableCounter
+	cacheHits                                      metric.Int64ObservableCounter
+	breakerOpen                                    metric.Int64ObservableGauge
+	cached                                         metric.Int64ObservableUpDownCounter
+}
+
+type seriesKey struct {
+	scope   string
+	kind    core.Kind
+	outcome core.Outcome
+}
+
+// series holds the options of one attribute set, made once: passed on as
+// a slice, they cost no allocation per measurement.
+type series struct {
+	add    []metric.AddOption    // scope, kind, outcome
+	record []metric.RecordOption // scope, outcome
+}
+
+// New returns a Recorder for cfg, its instruments created in the Meter
+// [ScopeName] of cfg.MeterProvider. It returns an error if cfg is not
+// valid or the MeterProvider refuses an instrument.
+func New(cfg Config) (*Recorder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mp := cfg.MeterProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	buckets := cfg.Buckets
+	if buckets == nil {
+		buckets = DefaultBuckets
+	}
+	m := mp.Meter(ScopeName)
+	r := &Recorder{}
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	r.decisions, err = m.Int64Counter("ratescope.decisions", metric.WithUnit("{decision}"),
+		metric.WithDescription("Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared)."))
+	check(err)
+	r.cost, err = m.Int64Counter("ratescope.decision.cost", metric.WithUnit("{unit}"),
+		metric.WithDescription("Units of cost of the decided requests, by scope, kind of caller and outcome."))
+	check(err)
+	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time taken by rate limit decisions that asked the store, store call included, by scope and outcome."),
+		metric.WithExplicitBucketBoundaries(buckets...))
+	check(err)
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		check(err)
+		return c
+	}
+	r.failures = counter("ratescope.store.failures", "{decision}", "Decisions that failed open, or failed closed in a scope that fails closed, because the store returned an error.")
+	r.evictions = counter("ratescope.store.evictions", "{entry}", "Live entries the memory store evicted because the whole store was full (memstore.Config.MaxEntries).")
+	r.calls = counter("ratescope.redis.calls", "{call}", "Decisions sent to Redis.")
+	r.trips = counter("ratescope.redis.round_trips", "{round_trip}", "Pipelines or lone commands that carried the Redis calls.")
+	r.redisFailures = counter("ratescope.redis.failures", "{call}", "Redis calls that failed.")
+	r.failedFast = counter("ratescope.redis.failed_fast", "{decision}", "Decisions refused by the open circuit breaker without calling Redis.")
+	r.opens = counter("ratescope.redis.breaker.opens", "{open}", "Times the circuit breaker opened.")
+	r.cacheHits = counter("ratescope.redis.cache.hits", "{denial}", "Denials answered by the over-limit cache without calling Redis.")
+	r.breakerOpen, err = m.Int64ObservableGauge("ratescope.redis.breaker.open", metric.WithUnit("{breaker}"),
+		metric.WithDescription("1 while the circuit breaker is open, 0 otherwise."))
+	check(err)
+	r.cached, err = m.Int64ObservableUpDownCounter("ratescope.redis.cached_denials", metric.WithUnit("{denial}"),
+		metric.WithDescription("Denials the over-limit cache holds now."))
+	check(err)
+	if len(errs) == 0 {
+		_, err = m.RegisterCallback(r.collect, r.failures, r.evictions, r.calls, r.trips, r.redisFailures,
+			r.failedFast, r.opens, r.cacheHits, r.breakerOpen, r.cached)
+		check(err)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("ratescope/otel: %w", errors.Join(errs...))
+	}
+	return r, nil
+}
+
+// Observe records the decision of e: give it to core.Config.Observe. It
+// passes ctx on to the instruments, so that an SDK that keeps exemplars
+// links them to the request's trace.
+func (r *Recorder) Observe(ctx context.Context, e core.Event) {
+	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
+	v, ok := r.series.Load(key)
+	if !ok {
+		scope, outcome := ScopeKey.String(key.scope), OutcomeKey.String(key.outcome.String())
+		all := metric.WithAttributeSet(attribute.NewSet(scope, KindKey.String(key.kind.String()), outcome))
+		byScope := metric.WithAttributeSet(attribute.NewSet(scope, outcome))
+		v, _ = r.series.LoadOrStore(key, &series{
+			add:    []metric.AddOption{all},
+			record: []metric.RecordOption{byScope},
+		})
+	}
+	s := v.(*series)
+	r.decisions.Add(ctx, 1, s.add...)
+	r.cost.Add(ctx, e.Cost(), s.add...)
+	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
+		r.duration.Record(ctx, e.Duration.Seconds(), s.record...)
+	}
+}
+
+// Watch adds v to the values whose counters are read at each collection:
+// a [StoreFailureCounter] (*core.Limiter), an [EvictionCounter]
+// (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
+// several of them. It returns an error if v is none of them.
+func (r *Recorder) Watch(v any) error {
+	switch v.(type) {
+	case StoreFailureCounter, EvictionCounter, RedisStats:
+	default:
+		return fmt.Errorf("ratescope/otel: %T has none of StoreFailures, Evictions or Stats", v)
+	}
+	r.mu.Lock()
+	r.watched = append(r.watched, v)
+	r.mu.Unlock()
+	return nil
+}
+
+// collect observes the counters of the watched values, added up by kind:
+// an instrument is observed only when a value of its kind is watched.
+func (r *Recorder) collect(_ context.Context, o metric.Observer) error {
+	r.mu.Lock()
+	watched := append([]any(nil), r.watched...)
+	r.mu.Unlock()
+	var failures, evictions int64
+	var st redisstore.Stats
+	var open int64
+	var hasFailures, hasEvictions, hasRedis bool
+	for _, v := range watched {
+		if f, ok := v.(StoreFailureCounter); ok {
+			failures += f.StoreFailures()
+			hasFailures = true
+		}
+		if e, ok := v.(EvictionCounter); ok {
+			evictions += e.Evictions()
+			hasEvictions = true
+		}
+		if rs, ok := v.(RedisStats); ok {
+			s := rs.Stats()
+			st.Calls += s.Calls
+			st.RoundTrips += s.RoundTrips
+			st.Failures += s.Failures
+			st.FailedFast += s.FailedFast
+			st.BreakerOpens += s.BreakerOpens
+			st.CacheHits += s.CacheHits
+			st.Cached += s.Cached
+			if s.BreakerOpen {
+				open = 1
+			}
+			hasRedis = true
+		}
+	}
+	if hasFailures {
+		o.ObserveInt64(r.failures, failures)
+	}
+	if hasEvictions {
+		o.ObserveInt64(r.evictions, evictions)
+	}
+	if hasRedis {
+		o.ObserveInt64(r.calls, st.Calls)
+		o.ObserveInt64(r.trips, st.RoundTrips)
+		o.ObserveInt64(r.redisFailures, st.Failures)
+		o.ObserveInt64(r.failedFast, st.FailedFast)
+		o.ObserveInt64(r.opens, st.BreakerOpens)
+		o.ObserveInt64(r.cacheHits, st.CacheHits)
+		o.ObserveInt64(r.breakerOpen, open)
+		o.ObserveInt64(r.cached, int64(st.Cached))
+	}
+	return nil
+}
