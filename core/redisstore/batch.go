@@ -144,13 +144,15 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 		defer cancel()
 		trips := 1
 		pipe := client.Pipeline()
-		for _, g := range groups {
+		for i := range groups {
+			g := &groups[i]
 			g.cmd = redis.NewCmd(ctx, g.args...)
 			_ = pipe.Process(ctx, once{g.cmd}) // queues: Exec reports the errors
 		}
 		_, _ = pipe.Exec(ctx) // each command holds its own error
 		var noScript, moved []*group
-		for _, g := range groups {
+		for i := range groups {
+			g := &groups[i]
 			switch err := g.cmd.Err(); {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
@@ -234,58 +236,75 @@ type group struct {
 	args  []any
 	calls []*call
 	cmd   *redis.Cmd
-	at    int // the slot or the hash tag's index in the batch (see grouping)
+	multi bool // a call of takeScript
+	at    int  // the slot or the hash tag's index in the batch (see grouping)
 }
 
 // compose turns the calls of a batch into commands: each take decision
 // joins the first command of the batch whose keys it may share a script
 // call with (see grouping), so that decisions keep their order within a
 // command, and the other calls are commands of their own, in the order of
-// live.
-func compose(by grouping, live []*call) []*group {
-	groups := make([]*group, 0, 4)
+// live. It allocates per batch, not per call, but for the arguments of
+// commands that carry several decisions.
+func compose(by grouping, live []*call) []group {
+	groups := make([]group, 0, len(live))
+	// of[i] is the group of live[i]; count, after it, the calls of each
+	// group, then where its calls start in order.
+	ints := make([]int, 2*len(live)+1)
+	of := ints[:len(live)]
 	var tags []string // byTag: the hash tags seen, indexed by group.at
-	for _, c := range live {
-		if !c.multi {
-			groups = append(groups, &group{args: c.args[:c.n], calls: []*call{c}, at: -1})
-			continue
-		}
-		at := 0
-		switch by {
-		case bySlot:
-			at = slot(c.key)
-		case byTag:
-			at = -1
-			tag := hashTag(c.key)
-			for i, t := range tags {
-				if t == tag {
-					at = i
+	for i, c := range live {
+		at, g := -1, -1
+		if c.multi {
+			switch by {
+			case oneCall:
+				at = 0
+			case bySlot:
+				at = slot(c.key)
+			case byTag:
+				tag := hashTag(c.key)
+				for j, t := range tags {
+					if t == tag {
+						at = j
+						break
+					}
+				}
+				if at < 0 {
+					at = len(tags)
+					tags = append(tags, tag)
+				}
+			}
+			for j := range groups {
+				if groups[j].multi && groups[j].at == at {
+					g = j
 					break
 				}
 			}
-			if at < 0 {
-				at = len(tags)
-				tags = append(tags, tag)
-			}
 		}
-		var g *group
-		for _, h := range groups {
-			if h.at == at && h.calls[0].multi {
-				g = h
-				break
-			}
+		if g < 0 {
+			g = len(groups)
+			groups = append(groups, group{multi: c.multi, at: at})
 		}
-		if g == nil {
-			g = &group{at: at}
-			groups = append(groups, g)
-		}
+		of[i] = g
+	}
+	count := ints[len(live) : len(live)+len(groups)+1]
+	for _, g := range of {
+		count[g+1]++
+	}
+	for g := range groups {
+		count[g+1] += count[g]
+	}
+	order := make([]*call, len(live))
+	for g := range groups {
+		groups[g].calls = order[count[g]:count[g]:count[g+1]]
+	}
+	for i, c := range live {
+		g := &groups[of[i]]
 		g.calls = append(g.calls, c)
 	}
-	for _, g := range groups {
-		if !g.calls[0].multi {
-			continue
-		}
-		if len(g.calls) == 1 {
+	for k := range groups {
+		g := &groups[k]
+		if !g.multi || len(g.calls) == 1 {
 			g.args = g.calls[0].args[:g.calls[0].n]
 			continue
 		}

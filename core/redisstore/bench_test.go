@@ -21,7 +21,8 @@ import (
 // BenchmarkTake measures decisions against the local Redis of TestMain, with
 // limits so high that no request is denied (the over-limit cache never
 // answers), batched (MaxBatch 64, the default) and not (MaxBatch 1).
-// cmds/op is the number of Redis commands per decision (always 1), trips/op
+// cmds/op is the number of script calls per decision (one per batch on a
+// server, one per hash slot of a batch on a cluster; 1 unbatched), trips/op
 // the number of round trips (pipelines or lone commands) per decision, and
 // redis-µs/op the time Redis spent running the script.
 func BenchmarkTake(b *testing.B) {
