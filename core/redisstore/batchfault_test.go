@@ -1,0 +1,319 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
+)
+
+// hold is a go-redis hook that, once armed, stops the next pipeline before
+// go-redis writes it: it hands the pipeline's commands to inFlight and
+// waits for release. A test takes Redis down meanwhile, so that the batch
+// is in flight when it goes.
+type hold struct {
+	armed    atomic.Bool
+	inFlight chan []redis.Cmder // capacity 1
+	release  chan struct{}
+}
+
+func newHold() *hold {
+	return &hold{inFlight: make(chan []redis.Cmder, 1), release: make(chan struct{})}
+}
+
+func (h *hold) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *hold) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *hold) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.armed.CompareAndSwap(true, false) {
+			h.inFlight <- cmds
+			<-h.release
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// batchScopes are the scopes of the batch-fault tests: two fail closed,
+// two fail open, limit batchLimit a minute each.
+var batchScopes = []string{"login", "signup", "api", "search"}
+
+const batchLimit = 10
+
+// faultLimiter returns a limiter on s whose scopes are batchScopes, login
+// and signup failing closed, and whose clock is clock.
+func faultLimiter(t *testing.T, s core.Store, clock *storetest.Clock) *core.Limiter {
+	t.Helper()
+	rates := []core.Rate{core.PerMinute(batchLimit)}
+	var scopes []core.Scope
+	for _, name := range batchScopes {
+		scopes = append(scopes, core.Scope{Name: name, Anon: rates, User: rates})
+	}
+	lim, err := core.New(core.Config{
+		Store:            s,
+		Scopes:           scopes,
+		FailClosedScopes: batchScopes[:2],
+		Now:              clock.Now,
+		Logger:           slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	return lim
+}
+
+// decide decides a request of user in scope through lim.
+func decide(t *testing.T, lim *core.Limiter, scope, user string) core.Decision {
+	t.Helper()
+	g, err := lim.Guard(scope, 1)
+	require.NoError(t, err)
+	var d core.Decision
+	g.DecideInto(context.Background(), &d, core.Caller{User: user}, "", http.Header{})
+	return d
+}
+
+// batchDecision is one decision of a batch: a user in a scope.
+type batchDecision struct{ scope, user string }
+
+// decideAll decides every one of ds at once, and returns their decisions in
+// the order of ds.
+func decideAll(t *testing.T, lim *core.Limiter, ds []batchDecision) []core.Decision {
+	t.Helper()
+	out := make([]core.Decision, len(ds))
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		wg.Go(func() { out[i] = decide(t, lim, d.scope, d.user) })
+	}
+	wg.Wait()
+	return out
+}
+
+// checkOneCall checks that cmds, a pipeline, is one script call that
+// decides n requests.
+func checkOneCall(t *testing.T, cmds []redis.Cmder, n int) {
+	t.Helper()
+	require.Len(t, cmds, 1, "one command")
+	args := cmds[0].Args()
+	require.Equal(t, "evalsha", args[0])
+	assert.Equal(t, n, args[2], "one script call for %d decisions", n)
+}
+
+// checkFailed checks that every decision of ds failed, open or closed as
+// its scope says.
+func checkFailed(t *testing.T, ds []batchDecision, got []core.Decision) {
+	t.Helper()
+	for i, d := range got {
+		want := core.OutcomeFailedOpen
+		if ds[i].scope == "login" || ds[i].scope == "signup" {
+			want = core.OutcomeFailedClosed
+		}
+		assert.Equal(t, want, d.Outcome, "%s in %s", ds[i].user, ds[i].scope)
+		assert.Error(t, d.StoreErr, "%s in %s", ds[i].user, ds[i].scope)
+	}
+}
+
+// checkCounted decides one more request of each of ds, once the breaker's
+// back-off has passed on clock, and checks that Redis counted the batch's
+// requests before it whole or not at all, and at most once: every one of
+// them used times, one of want. It returns used.
+func checkCounted(t *testing.T, lim *core.Limiter, clock *storetest.Clock, ds []batchDecision, want ...int64) int64 {
+	t.Helper()
+	// The breaker's trial call may meet a connection that Redis's stop
+	// broke, and open it again: pass its back-off and try again until a
+	// decision is counted.
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		return decide(t, lim, "api", "probe").Checked
+	}, 5*time.Second, 10*time.Millisecond)
+	used := int64(-1)
+	for _, d := range ds {
+		got := decide(t, lim, d.scope, d.user)
+		require.True(t, got.Checked, "%s in %s: counted", d.user, d.scope)
+		u := batchLimit - 1 - got.Limits()[0].Remaining
+		if used < 0 {
+			used = u
+			assert.Contains(t, want, used, "%s in %s: counted %d times before", d.user, d.scope, used)
+		}
+		assert.Equal(t, used, u, "%s in %s: the batch counted whole or not at all", d.user, d.scope)
+	}
+	return used
+}
+
+// TestBatchInFlightWhenRedisStops takes one Redis down while a script call
+// that decides eight requests (four users in two scopes that fail closed
+// and two that fail open) is in flight: every decision of the call fails,
+// open or closed as its scope says, and the call is counted whole or not
+// at all, never twice. Stopped: a restarted Redis has no count, unless
+// go-redis, still trying to send the call the store gave up on, reaches
+// it (once). Paused (SIGSTOP): the store gives up after Timeout, Redis
+// runs the call once when it resumes (go-redis does not send it again),
+// and the next decisions find each request counted once.
+func TestBatchInFlightWhenRedisStops(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		down func(*redistest.Server) error
+		up   func(*redistest.Server) error
+		used []int64 // how many times the next decisions may find the batch counted
+	}{
+		// A restarted Redis has lost every count; but go-redis, which
+		// the store leaves the command to for up to its ceiling (ADR
+		// 0041), may still dial it and send the call then: once.
+		{name: "stopped", down: (*redistest.Server).Stop, up: (*redistest.Server).Restart, used: []int64{0, 1}},
+		// Redis holds the call in its socket buffer and runs it once
+		// when it resumes.
+		{name: "paused", down: (*redistest.Server).Pause, up: (*redistest.Server).Resume, used: []int64{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.ServerFor(t)
+			client := newClient(t, srv.Addr)
+			h := newHold()
+			client.AddHook(h)
+			clock := storetest.NewClock(time.Now())
+			s := newStore(t, redisstore.Config{
+				Client:          client,
+				Timeout:         200 * time.Millisecond,
+				BreakerBackoff:  time.Second,
+				BreakerFailures: 1,
+				Now:             clock.Now,
+				Logger:          quiet,
+			})
+			redisstore.Gather(s, 8)
+			lim := faultLimiter(t, s, clock)
+			var ds []batchDecision
+			for _, user := range []string{"ann", "bob"} {
+				for _, scope := range batchScopes {
+					ds = append(ds, batchDecision{scope, user})
+				}
+			}
+			// Load the script: a first call would meet NOSCRIPT.
+			require.True(t, decide(t, lim, "api", "warm-up").Checked)
+
+			h.armed.Store(true)
+			var got []core.Decision
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				got = decideAll(t, lim, ds)
+			}()
+			checkOneCall(t, <-h.inFlight, len(ds))
+			require.NoError(t, tc.down(srv))
+			t.Cleanup(func() { _ = srv.Resume() })
+			close(h.release)
+			<-done
+			checkFailed(t, ds, got)
+
+			require.NoError(t, tc.up(srv))
+			if tc.name == "paused" {
+				// Redis runs the call it holds when it resumes: its
+				// eight keys and the warm-up's.
+				require.Eventually(t, func() bool {
+					return len(scanKeys(t, client, "")) == len(ds)+1
+				}, 5*time.Second, 10*time.Millisecond)
+			}
+			used := checkCounted(t, lim, clock, ds, tc.used...)
+			t.Logf("the batch was counted %d times; %+v", used, s.Stats())
+		})
+	}
+}
+
+// TestBatchInFlightWhenAClusterMasterStops stops one master of a 3-master
+// cluster while a script call that decides four requests of one user (one
+// hash slot, in two scopes that fail closed and two that fail open) is in
+// flight to it, and decisions of users on the other masters are made at
+// the same time: the call's decisions fail, open or closed as their scopes
+// say; the others are counted, once.
+func TestBatchInFlightWhenAClusterMasterStops(t *testing.T) {
+	t.Parallel()
+	cl := redistest.ClusterFor(t, 3)
+	dead := cl.Nodes()[0]
+	h := newHold()
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+	client.OnNewNode(func(n *redis.Client) {
+		if n.Options().Addr == dead.Addr {
+			n.AddHook(h)
+		}
+	})
+	t.Cleanup(func() { _ = client.Close() })
+	clock := storetest.NewClock(time.Now())
+	s := newStore(t, redisstore.Config{
+		Client:          client,
+		Timeout:         250 * time.Millisecond,
+		BreakerBackoff:  time.Second,
+		BreakerFailures: 1,
+		Now:             clock.Now,
+		Logger:          quiet,
+	})
+	ctx := context.Background()
+	require.NoError(t, s.Ping(ctx))
+	redisstore.Gather(s, 4)
+	lim := faultLimiter(t, s, clock)
+	// One user on the master that stops, one on each other.
+	var onDead string
+	var healthy []string
+	seen := map[string]bool{}
+	for i := 0; onDead == "" || len(healthy) < 2; i++ {
+		require.Less(t, i, 1000)
+		id := fmt.Sprintf("user-%d", i)
+		m := masterOf(t, client, id)
+		switch {
+		case seen[m]:
+		case m == dead.Addr:
+			onDead = id
+		default:
+			healthy = append(healthy, id)
+		}
+		seen[m] = true
+	}
+	var batch, others []batchDecision
+	for _, scope := range batchScopes {
+		batch = append(batch, batchDecision{scope, onDead})
+		for _, id := range healthy {
+			others = append(others, batchDecision{scope, id})
+		}
+	}
+	// Load the script on every master, and let the store learn the
+	// cluster's map.
+	for _, id := range append([]string{onDead}, healthy...) {
+		require.True(t, decide(t, lim, "api", id+"-warm-up").Checked)
+	}
+
+	h.armed.Store(true)
+	var got, gotOthers []core.Decision
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got = decideAll(t, lim, batch)
+	}()
+	checkOneCall(t, <-h.inFlight, len(batch))
+	gotOthers = decideAll(t, lim, others)
+	require.NoError(t, dead.Stop())
+	close(h.release)
+	<-done
+	checkFailed(t, batch, got)
+	for i, d := range gotOthers {
+		assert.Equal(t, core.OutcomeAllowed, d.Outcome, "%s in %s, on a master that is up", others[i].user, others[i].scope)
+		assert.Equal(t, int64(batchLimit-1), d.Limits()[0].Remaining, "%s in %s: counted once", others[i].user, others[i].scope)
+	}
+	st := s.Stats()
+	assert.Equal(t, 1, st.OpenNodes, "only the stopped master's breaker opened: %+v", st)
+	// The others, once more: counted once before.
+	for _, d := range others {
+		got := decide(t, lim, d.scope, d.user)
+		require.True(t, got.Checked)
+		assert.Equal(t, int64(batchLimit-2), got.Limits()[0].Remaining, "%s in %s", d.user, d.scope)
+	}
+	t.Logf("%+v", st)
+}
