@@ -1,6 +1,10 @@
 package redisstore
 
-import "github.com/ratescope/ratescope/core"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
+)
 
 // Gather makes the senders of s wait, up to 20ms a call, until n calls are
 // queued before they send a batch, so that a test's concurrent decisions
@@ -22,3 +26,6 @@ func TakeCommand(s *Store, req core.Request) (string, []any) {
 	defer c.release()
 	return key, []any{string(c.args[4].([]byte)), c.ttl}
 }
+
+// TakeScript returns the take script, which decides a batch.
+func TakeScript() *redis.Script { return takeScript }
