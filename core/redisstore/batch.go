@@ -187,7 +187,18 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 			}
 			_, _ = pipe.Exec(ctx)
 		}
-		for _, g := range groups {
+		for i := range groups {
+			g := &groups[i]
+			if len(g.calls) > 1 && redis.HasErrorPrefix(g.cmd.Err(), "TRYAGAIN") {
+				// A cluster moving the slot holds some of the keys and
+				// not others, and ran nothing: each decision alone,
+				// through the cluster's client, which follows ASK.
+				for _, c := range g.calls {
+					trips++
+					split(process(ctx, fallback, c.args[:c.n], c.lua), []*call{c})
+				}
+				continue
+			}
 			split(g.cmd, g.calls)
 		}
 		node.answered(live)

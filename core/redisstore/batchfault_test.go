@@ -317,3 +317,88 @@ func TestBatchInFlightWhenAClusterMasterStops(t *testing.T) {
 	}
 	t.Logf("%+v", st)
 }
+
+// tryAgain is a go-redis hook that counts the commands answered TRYAGAIN.
+type tryAgain struct{ n atomic.Int64 }
+
+func (h *tryAgain) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *tryAgain) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *tryAgain) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if redis.HasErrorPrefix(cmd.Err(), "TRYAGAIN") {
+				h.n.Add(1)
+			}
+		}
+		return err
+	}
+}
+
+// TestBatchDuringSlotMigration moves a hash slot (CLUSTER SETSLOT MIGRATING
+// and IMPORTING) that holds one key of a user and not the other, and
+// decides both in one script call: the master answers TRYAGAIN (it would
+// run the call with one key and not the other), runs nothing, and the store
+// sends each decision alone through the cluster's client, which follows ASK
+// to the master importing the slot: both are counted.
+func TestBatchDuringSlotMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := redistest.ClusterFor(t, 3)
+	seen := &tryAgain{}
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+	client.OnNewNode(func(n *redis.Client) { n.AddHook(seen) })
+	t.Cleanup(func() { _ = client.Close() })
+	s := newStore(t, redisstore.Config{Client: client, Logger: quiet})
+	require.NoError(t, s.Ping(ctx))
+	redisstore.Gather(s, 2)
+	rates := []core.Rate{core.PerMinute(batchLimit)}
+	req := func(scope string) core.Request {
+		return core.Request{Scope: scope, Caller: core.Caller{User: "mig"}, Limits: rates, Cost: 1, Now: storetest.Start}
+	}
+	res, err := s.Take(ctx, req("a"))
+	require.NoError(t, err)
+	require.True(t, res.Allowed)
+
+	slot, err := client.ClusterKeySlot(ctx, "{umig}").Result()
+	require.NoError(t, err)
+	source := masterOf(t, client, "mig")
+	var from, to *redis.Client
+	var toID string
+	for _, addr := range cl.Addrs {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { _ = c.Close() })
+		switch {
+		case addr == source:
+			from = c
+		case to == nil:
+			to = c
+			toID, err = c.ClusterMyID(ctx).Result()
+			require.NoError(t, err)
+		}
+	}
+	fromID, err := from.ClusterMyID(ctx).Result()
+	require.NoError(t, err)
+	require.NoError(t, to.Do(ctx, "cluster", "setslot", slot, "importing", fromID).Err())
+	require.NoError(t, from.Do(ctx, "cluster", "setslot", slot, "migrating", toID).Err())
+	t.Cleanup(func() {
+		_ = from.Do(ctx, "cluster", "setslot", slot, "stable").Err()
+		_ = to.Do(ctx, "cluster", "setslot", slot, "stable").Err()
+	})
+
+	var got [2]core.Result
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, scope := range []string{"a", "b"} {
+		wg.Go(func() { got[i], errs[i] = s.Take(ctx, req(scope)) })
+	}
+	wg.Wait()
+	for i, scope := range []string{"a", "b"} {
+		require.NoError(t, errs[i], "scope %s", scope)
+		assert.True(t, got[i].Allowed, "scope %s", scope)
+	}
+	assert.Equal(t, int64(batchLimit-2), got[0].Limits[0].Remaining, "a: counted on the master that still holds it")
+	assert.Equal(t, int64(batchLimit-1), got[1].Limits[0].Remaining, "b: a new key, on the master importing the slot")
+	assert.Positive(t, seen.n.Load(), "the call of both was answered TRYAGAIN")
+}
