@@ -3,7 +3,9 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -401,4 +403,96 @@ func TestBatchDuringSlotMigration(t *testing.T) {
 	assert.Equal(t, int64(batchLimit-2), got[0].Limits[0].Remaining, "a: counted on the master that still holds it")
 	assert.Equal(t, int64(batchLimit-1), got[1].Limits[0].Remaining, "b: a new key, on the master importing the slot")
 	assert.Positive(t, seen.n.Load(), "the call of both was answered TRYAGAIN")
+}
+
+// dropProxy forwards TCP connections to a Redis, and, once armed, closes
+// the connection that carries Redis's next reply instead of forwarding it:
+// Redis has run the command, and the client sees the connection end.
+type dropProxy struct {
+	ln    net.Listener
+	to    string
+	armed atomic.Bool
+}
+
+func startDropProxy(t *testing.T, to string) *dropProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &dropProxy{ln: ln, to: to}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *dropProxy) serve(c net.Conn) {
+	defer c.Close()
+	r, err := net.Dial("tcp", p.to)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	go func() { _, _ = io.Copy(r, c) }()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if err != nil {
+			return
+		}
+		if p.armed.CompareAndSwap(true, false) {
+			return // the reply is lost; both connections close
+		}
+		if _, err := c.Write(buf[:n]); err != nil {
+			return
+		}
+	}
+}
+
+// TestBatchLostReplyIsNotSentAgain loses the reply of a script call that
+// decided four requests, after Redis ran it (a proxy closes the
+// connection): go-redis would send a command again after such an error
+// (MaxRetries, 3 here), and the call would count its four decisions twice.
+// The store's commands are not retried: the four fail, and the next
+// decisions find each counted once.
+func TestBatchLostReplyIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	proxy := startDropProxy(t, srv.Addr)
+	client := redis.NewClient(&redis.Options{Addr: proxy.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: 3})
+	t.Cleanup(func() { _ = client.Close() })
+	s := newStore(t, redisstore.Config{Client: client, BreakerFailures: 100, CacheSize: -1})
+	redisstore.Gather(s, 4)
+	rates := []core.Rate{core.PerMinute(batchLimit)}
+	req := func(user string) core.Request {
+		return core.Request{Scope: "lost", Caller: core.Caller{User: user}, Limits: rates, Cost: 1, Now: storetest.Start}
+	}
+	_, err := s.Take(ctx, req("warm-up"))
+	require.NoError(t, err)
+
+	users := []string{"ann", "bob", "cy", "dee"}
+	before := s.Stats()
+	proxy.armed.Store(true)
+	var wg sync.WaitGroup
+	errs := make([]error, len(users))
+	for i, u := range users {
+		wg.Go(func() { _, errs[i] = s.Take(ctx, req(u)) })
+	}
+	wg.Wait()
+	assert.Equal(t, int64(1), s.Stats().Commands-before.Commands, "one call for the four")
+	for i, u := range users {
+		assert.Error(t, errs[i], "%s: the reply was lost", u)
+	}
+	for _, u := range users {
+		res, err := s.Take(ctx, req(u))
+		require.NoError(t, err)
+		assert.Equal(t, int64(batchLimit-2), res.Limits[0].Remaining, "%s: counted once by the lost call, not twice", u)
+	}
 }
