@@ -60,7 +60,7 @@ func balanceKey(prefix string, req *core.BalanceRequest) string {
 // newBalanceCall returns a call from callPool for the balance script on key.
 func newBalanceCall(key string, now int64, req *core.BalanceRequest) *call {
 	c := callPool.Get().(*call)
-	c.key, c.script, c.lua = key, balanceScript, balanceLua
+	c.key, c.lua = key, balanceLua
 	p := &req.Policy
 	c.nums = [numArgs]int64{now, req.Cost, int64(p.Window / time.Second), p.Warn, p.WarnCost, p.WarnEvery.Microseconds(), p.Drop, p.DropCost}
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &balanceSHA, "1", &c.key

@@ -41,11 +41,17 @@ type call struct {
 	packed [8 * (2 + 3*core.MaxLimits)]byte
 	views  [core.MaxLimits]any
 	ttl    int64
-	// script is the script the command runs, lua its source for EVAL.
-	script *redis.Script
-	lua    string
+	// lua is the source of the script the command runs, for EVAL.
+	lua string
 
 	ctx context.Context // the caller's: its end means the caller left
+
+	// multi says that the script decides a batch (takeScript): the call
+	// may share its command with other decisions, and its answer is val,
+	// its own in the command's list of answers: a []any, or the error
+	// Redis replied to its commands.
+	multi bool
+	val   any
 
 	cmd  *redis.Cmd
 	err  error         // set instead of cmd when the call got no answer
@@ -59,7 +65,7 @@ func (c *call) release() {
 	if c.lost {
 		return
 	}
-	c.ctx, c.cmd, c.err, c.key = nil, nil, nil, ""
+	c.ctx, c.cmd, c.err, c.key, c.val, c.multi = nil, nil, nil, "", nil, false
 	callPool.Put(c)
 }
 
@@ -73,6 +79,20 @@ var callPool = sync.Pool{New: func() any {
 	}
 	return c
 }}
+
+// failure returns the error c met, or nil if Redis answered its decision.
+// Only the Take that received from c.done, or the sender before it signals
+// done, may call it.
+func (c *call) failure() error {
+	if c.err != nil {
+		return c.err
+	}
+	if err := c.cmd.Err(); err != nil {
+		return err
+	}
+	err, _ := c.val.(error)
+	return err
+}
 
 // finish hands the answer back to the waiting Take. The sender must not touch
 // c afterwards.
@@ -101,18 +121,22 @@ var errNoAnswer error = &timeoutError{"no answer within Timeout"}
 // when their node stopped answering.
 var errStalled error = &timeoutError{"the Redis node stopped answering while the decision waited for its batch"}
 
-// send runs the commands of live in one pipeline on client (one round trip
-// per node), with EVAL again for those that found the script missing
+// send runs the decisions of live in one pipeline on client (one round trip
+// per node): the take decisions that may share a script call (see
+// grouping) as one EVALSHA of takeScript each, the others as one command
+// each; with EVAL again for the commands that found the script missing
 // (NOSCRIPT, after a restart or SCRIPT FLUSH) and through fallback again
-// for those that met a redirection (MOVED or ASK, see nodes), and waits for
-// the answers as [await] says. It reports how many round trips it made and
-// whether the node stalled: it gave up waiting (then every call of live
-// holds errNoAnswer and is lost, because go-redis may still be writing its
-// command), or the round trip ended with no reply to any call (an error
-// reply is a reply, see replied).
-func send(client, fallback redis.UniversalClient, live []*call, timeout time.Duration, node *liveness, w *workers) (trips int, stalled bool) {
+// for those that met a redirection (MOVED or ASK, see nodes). NOSCRIPT and
+// a redirection are answered before the script runs, so nothing is counted
+// twice. It waits for the answers as [await] says, and reports how many
+// round trips and commands it made and whether the node stalled: it gave
+// up waiting (then every call of live holds errNoAnswer and is lost,
+// because go-redis may still be writing its command), or the round trip
+// ended with no reply to any call (an error reply is a reply, see replied).
+func send(client, fallback redis.UniversalClient, by grouping, live []*call, timeout time.Duration, node *liveness, w *workers) (trips, cmds int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
+	groups := compose(by, live)
 	ctx, cancel := context.WithTimeout(context.Background(), ceiling(timeout))
 	done := make(chan int, 1)
 	sent := time.Now()
@@ -120,58 +144,214 @@ func send(client, fallback redis.UniversalClient, live []*call, timeout time.Dur
 		defer cancel()
 		trips := 1
 		pipe := client.Pipeline()
-		for _, c := range live {
-			c.cmd = redis.NewCmd(ctx, c.args[:c.n]...)
-			_ = pipe.Process(ctx, c.cmd) // queues: Exec reports the errors
+		for i := range groups {
+			g := &groups[i]
+			g.cmd = redis.NewCmd(ctx, g.args...)
+			_ = pipe.Process(ctx, once{g.cmd}) // queues: Exec reports the errors
 		}
 		_, _ = pipe.Exec(ctx) // each command holds its own error
-		var noScript, moved []*call
-		for _, c := range live {
-			switch err := c.cmd.Err(); {
+		var noScript, moved []*group
+		for i := range groups {
+			g := &groups[i]
+			switch err := g.cmd.Err(); {
 			case err == nil:
 			case redis.HasErrorPrefix(err, "NOSCRIPT"):
-				noScript = append(noScript, c)
+				noScript = append(noScript, g)
 			case redirected(err):
-				moved = append(moved, c)
+				moved = append(moved, g)
 			}
 		}
 		if moved != nil && fallback != client {
 			trips++
 			pipe := fallback.Pipeline()
-			for _, c := range moved {
-				c.cmd = redis.NewCmd(ctx, c.args[:c.n]...)
-				_ = pipe.Process(ctx, c.cmd)
+			for _, g := range moved {
+				g.cmd = redis.NewCmd(ctx, g.args...)
+				_ = pipe.Process(ctx, once{g.cmd})
 			}
 			_, _ = pipe.Exec(ctx)
-			for _, c := range moved {
-				if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
-					noScript = append(noScript, c)
+			for _, g := range moved {
+				if redis.HasErrorPrefix(g.cmd.Err(), "NOSCRIPT") {
+					noScript = append(noScript, g)
 				}
 			}
 		}
 		if noScript != nil {
 			trips++
 			pipe := fallback.Pipeline()
-			for _, c := range noScript {
-				args := make([]any, c.n)
-				copy(args, c.args[:c.n])
-				args[0], args[1] = "eval", c.lua
-				c.cmd = redis.NewCmd(ctx, args...)
-				_ = pipe.Process(ctx, c.cmd)
+			for _, g := range noScript {
+				args := make([]any, len(g.args))
+				copy(args, g.args)
+				args[0], args[1] = "eval", g.calls[0].lua
+				g.cmd = redis.NewCmd(ctx, args...)
+				_ = pipe.Process(ctx, once{g.cmd})
 			}
 			_, _ = pipe.Exec(ctx)
+		}
+		for i := range groups {
+			g := &groups[i]
+			if len(g.calls) > 1 && redis.HasErrorPrefix(g.cmd.Err(), "TRYAGAIN") {
+				// A cluster moving the slot holds some of the keys and
+				// not others, and ran nothing: each decision alone,
+				// through the cluster's client, which follows ASK.
+				for _, c := range g.calls {
+					trips++
+					split(process(ctx, fallback, c.args[:c.n], c.lua), []*call{c})
+				}
+				continue
+			}
+			split(g.cmd, g.calls)
 		}
 		node.answered(live)
 		done <- trips
 	})
 	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
-		return trips, !anyAnswered(live)
+		return trips, len(groups), !anyAnswered(live)
 	}
 	for _, c := range live {
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
-	return 1, true
+	return 1, len(groups), true
+}
+
+// once is a command that go-redis must not send again after a network
+// error (its retries, Options.MaxRetries): Redis may have run it before the
+// connection failed, and a script call that ran twice would count its
+// decisions twice. A pipeline that holds one is not retried at all. The
+// store's own breaker and Timeout deal with a node that fails.
+type once struct{ *redis.Cmd }
+
+// NoRetry reports true: go-redis does not retry the command.
+func (once) NoRetry() bool { return true }
+
+// process sends the script command args (EVALSHA) alone on client, and
+// sends it again with EVAL, the script's source lua, if Redis answers
+// NOSCRIPT, as redis.Script.Run does; never more than once otherwise (see
+// once).
+func process(ctx context.Context, client redis.UniversalClient, args []any, lua string) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = client.Process(ctx, once{cmd})
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		eval := make([]any, len(args))
+		copy(eval, args)
+		eval[0], eval[1] = "eval", lua
+		cmd = redis.NewCmd(ctx, eval...)
+		_ = client.Process(ctx, once{cmd})
+	}
+	return cmd
+}
+
+// group is one command of a batch: a script call for the decisions of
+// calls, with args.
+type group struct {
+	args  []any
+	calls []*call
+	cmd   *redis.Cmd
+	multi bool // a call of takeScript
+	at    int  // the slot or the hash tag's index in the batch (see grouping)
+}
+
+// compose turns the calls of a batch into commands: each take decision
+// joins the first command of the batch whose keys it may share a script
+// call with (see grouping), so that decisions keep their order within a
+// command, and the other calls are commands of their own, in the order of
+// live. It allocates per batch, not per call, but for the arguments of
+// commands that carry several decisions.
+func compose(by grouping, live []*call) []group {
+	groups := make([]group, 0, len(live))
+	// of[i] is the group of live[i]; count, after it, the calls of each
+	// group, then where its calls start in order.
+	ints := make([]int, 2*len(live)+1)
+	of := ints[:len(live)]
+	var tags []string // byTag: the hash tags seen, indexed by group.at
+	for i, c := range live {
+		at, g := -1, -1
+		if c.multi {
+			switch by {
+			case oneCall:
+				at = 0
+			case bySlot:
+				at = slot(c.key)
+			case byTag:
+				tag := hashTag(c.key)
+				for j, t := range tags {
+					if t == tag {
+						at = j
+						break
+					}
+				}
+				if at < 0 {
+					at = len(tags)
+					tags = append(tags, tag)
+				}
+			}
+			for j := range groups {
+				if groups[j].multi && groups[j].at == at {
+					g = j
+					break
+				}
+			}
+		}
+		if g < 0 {
+			g = len(groups)
+			groups = append(groups, group{multi: c.multi, at: at})
+		}
+		of[i] = g
+	}
+	count := ints[len(live) : len(live)+len(groups)+1]
+	for _, g := range of {
+		count[g+1]++
+	}
+	for g := range groups {
+		count[g+1] += count[g]
+	}
+	order := make([]*call, len(live))
+	for g := range groups {
+		groups[g].calls = order[count[g]:count[g]:count[g+1]]
+	}
+	for i, c := range live {
+		g := &groups[of[i]]
+		g.calls = append(g.calls, c)
+	}
+	for k := range groups {
+		g := &groups[k]
+		if !g.multi || len(g.calls) == 1 {
+			g.args = g.calls[0].args[:g.calls[0].n]
+			continue
+		}
+		// evalsha SHA numkeys key... then each decision's two ARGV.
+		m := len(g.calls)
+		g.args = make([]any, 3+3*m)
+		g.args[0], g.args[1], g.args[2] = "evalsha", g.calls[0].args[1], m
+		for i, c := range g.calls {
+			g.args[3+i] = &c.key
+			g.args[3+m+2*i], g.args[4+m+2*i] = c.args[4], c.args[5]
+		}
+	}
+	return groups
+}
+
+// split hands the answer of cmd, a command for calls, to each of them: cmd
+// itself, and for a take decision (multi) its own answer in the script's
+// list of answers, one per decision in the order of calls.
+func split(cmd *redis.Cmd, calls []*call) {
+	for _, c := range calls {
+		c.cmd = cmd
+	}
+	if !calls[0].multi || cmd.Err() != nil {
+		return
+	}
+	vals, ok := cmd.Val().([]any)
+	if !ok || len(vals) != len(calls) {
+		err := fmt.Errorf("script returned %d answers for %d decisions", len(vals), len(calls))
+		for _, c := range calls {
+			c.val = err
+		}
+		return
+	}
+	for i, c := range calls {
+		c.val = vals[i]
+	}
 }
 
 // workers runs the round trips of a node's batches on goroutines that

@@ -57,8 +57,10 @@ func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int
 	return int64(goroutines * each)
 }
 
-// TestBatching checks that concurrent decisions share round trips, one
-// EVALSHA each, and that MaxBatch 1 sends every decision alone.
+// TestBatching checks that concurrent decisions share round trips, and
+// script calls: on a server one EVALSHA a round trip decides the whole
+// batch, on a cluster the decisions of one hash slot (the hot caller's)
+// share one; and that MaxBatch 1 sends every decision alone.
 func TestBatching(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -81,21 +83,29 @@ func TestBatching(t *testing.T) {
 			// Dial the connections and load the script on every node
 			// first: a first EVALSHA that meets NOSCRIPT is sent again.
 			burst(t, s, "batching-warm-up", 64, 10, 100)
-			calls, fromStore := s.Stats().Calls, s.Stats().RoundTrips
+			before := s.Stats()
 			cmds, trips := hook.scripts.Load(), hook.trips.Load()
 
 			decisions := burst(t, s, "batching", 64, 20, 100)
 			cmds, trips = hook.scripts.Load()-cmds, hook.trips.Load()-trips
-			calls, fromStore = s.Stats().Calls-calls, s.Stats().RoundTrips-fromStore
-			t.Logf("%d decisions in %d round trips (%d by the store's count)", decisions, trips, fromStore)
-			assert.Equal(t, decisions, cmds, "one command per decision")
+			after := s.Stats()
+			calls, fromStore, commands := after.Calls-before.Calls, after.RoundTrips-before.RoundTrips, after.Commands-before.Commands
+			t.Logf("%d decisions in %d commands, %d round trips (%d by the store's count)", decisions, cmds, trips, fromStore)
 			assert.Equal(t, decisions, calls)
 			assert.Equal(t, trips, fromStore, "Stats.RoundTrips")
+			assert.Equal(t, cmds, commands, "Stats.Commands")
 			if tc.maxBatch == 1 {
+				assert.Equal(t, decisions, cmds, "one command per decision")
 				assert.Equal(t, decisions, trips, "one round trip per decision")
 				return
 			}
 			assert.Less(t, trips, decisions, "decisions share round trips")
+			assert.Less(t, cmds, decisions, "decisions share script calls")
+			if _, ok := client.(*redis.ClusterClient); ok {
+				assert.GreaterOrEqual(t, cmds, trips, "on a cluster, a command per hash slot of a round trip")
+			} else {
+				assert.Equal(t, trips, cmds, "on a server, one command a round trip")
+			}
 			if tc.maxBatch == 2 {
 				assert.GreaterOrEqual(t, trips, decisions/2, "no more than MaxBatch decisions a round trip")
 			}

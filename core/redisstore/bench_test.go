@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
@@ -21,7 +22,8 @@ import (
 // BenchmarkTake measures decisions against the local Redis of TestMain, with
 // limits so high that no request is denied (the over-limit cache never
 // answers), batched (MaxBatch 64, the default) and not (MaxBatch 1).
-// cmds/op is the number of Redis commands per decision (always 1), trips/op
+// cmds/op is the number of script calls per decision (one per batch on a
+// server, one per hash slot of a batch on a cluster; 1 unbatched), trips/op
 // the number of round trips (pipelines or lone commands) per decision, and
 // redis-µs/op the time Redis spent running the script.
 func BenchmarkTake(b *testing.B) {
@@ -127,4 +129,97 @@ func scriptMicros(b *testing.B, client redis.UniversalClient) int64 {
 		b.Fatal(err)
 	}
 	return total.Load()
+}
+
+// BenchmarkBatchFloor measures what a script call that decides a batch of
+// 64 keys costs Redis per key, for scripts that do less and less of the
+// take script's work (ADR 0110), against the local Redis of TestMain: the
+// take script itself (two limits); a GET and a SET KEEPTTL of a 105-byte
+// value per key, with one TIME a call; a GET per key; and nothing but a
+// small answer per key. redis-µs/key is the script's usec (INFO
+// commandstats) per key.
+func BenchmarkBatchFloor(b *testing.B) {
+	const keys = 64
+	ctx := context.Background()
+	client := newClient(b, server.Addr)
+	s := newServerClockStore(b, redisstore.Config{Client: client})
+	prefix := fmt.Sprintf("floor-%d:", time.Now().UnixNano())
+	limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
+	value := strings.Repeat("x", 105)
+	for _, bc := range []struct {
+		name string
+		lua  string // "" for the take script
+	}{
+		{name: "take"},
+		{name: "time+get+set", lua: `local t = redis.call('TIME')
+local res = {}
+for i = 1, #KEYS do
+	local v = redis.call('GET', KEYS[i])
+	if not v then v = ARGV[1] end
+	redis.call('SET', KEYS[i], v, 'KEEPTTL')
+	res[i] = {1, 2, 3, 4}
+end
+return res`},
+		{name: "get", lua: `local res = {}
+for i = 1, #KEYS do
+	local v = redis.call('GET', KEYS[i])
+	res[i] = {1, 2, 3, 4}
+end
+return res`},
+		{name: "answer", lua: `local res = {}
+for i = 1, #KEYS do
+	res[i] = {1, 2, 3, 4}
+end
+return res`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			// Every call decides 64 keys of 10,000 in turn.
+			all := make([]string, 10000)
+			args := make([][]any, len(all))
+			for i := range all {
+				req := core.Request{Scope: "floor", Caller: core.UserCaller(fmt.Sprintf("u%d", i)), Limits: limits, Cost: 1, Now: storetest.Start}
+				all[i], args[i] = redisstore.TakeCommand(s, req)
+				all[i] = prefix + all[i]
+				if err := client.Set(ctx, all[i], value, time.Hour).Err(); err != nil && bc.lua != "" {
+					b.Fatal(err)
+				}
+			}
+			if bc.lua == "" {
+				for i := range all {
+					require.NoError(b, client.Del(ctx, all[i]).Err())
+				}
+			}
+			script := redis.NewScript(bc.lua)
+			if bc.lua == "" {
+				script = redisstore.TakeScript()
+			}
+			call := func(n int) *redis.Cmd {
+				ks := make([]string, keys)
+				var argv []any
+				for j := range ks {
+					k := (n*keys + j) % len(all)
+					ks[j] = all[k]
+					if bc.lua == "" {
+						argv = append(argv, args[k]...)
+					} else {
+						argv = append(argv, value)
+					}
+				}
+				if bc.lua != "" {
+					argv = argv[:1]
+				}
+				return script.Run(ctx, client, ks, argv...)
+			}
+			require.NoError(b, call(0).Err())
+			usec := scriptMicros(b, client)
+			b.ResetTimer()
+			for n := range b.N {
+				if err := call(n).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(scriptMicros(b, client)-usec)/float64(b.N*keys), "redis-µs/key")
+		})
+	}
 }

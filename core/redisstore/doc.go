@@ -36,30 +36,36 @@
 //
 // # Atomicity and cluster
 //
-// A decision is one Redis command: one Lua script (EVALSHA; after a restart
-// or SCRIPT FLUSH, each decision that finds the script missing is sent again
-// as EVAL, which loads it for the next ones) reads the value,
-// checks every limit and, only if all have room, adds the cost to all of
-// them: all or nothing, atomically with respect to every other process. It
-// takes at most one round trip, which may carry the decisions of other
-// concurrent requests (see Batching). The script touches one key; the hash
-// tag {ID} puts all the keys of one caller in one cluster hash slot,
-// whatever the scope, so the store works unchanged with *redis.Client, a
-// Sentinel failover client, *redis.ClusterClient or *redis.Ring.
+// A decision is made inside one Lua script (EVALSHA; after a restart or
+// SCRIPT FLUSH, a command that finds the script missing is sent again as
+// EVAL, which loads it for the next ones): it reads the value, checks every
+// limit and, only if all have room, adds the cost to all of them: all or
+// nothing, atomically with respect to every other process. It takes at most
+// one round trip, and one script call, which may carry the decisions of
+// other concurrent requests (see Batching). A decision touches one key;
+// the hash tag {ID} puts all the keys of one caller in one cluster hash
+// slot, whatever the scope, so the store works unchanged with
+// *redis.Client, a Sentinel failover client, *redis.ClusterClient or
+// *redis.Ring.
 //
 // # Batching
 //
-// When many requests are decided at once, their commands travel together:
-// the store sends the EVALSHA commands of all the decisions that were asked
-// for while the previous batch was in flight as one pipeline (one write and
-// one read), at most [Config.MaxBatch] (default 64) at a time, with at most
-// two batches in flight per Redis node. A request that finds no batch in
-// flight is sent at once: batching adds no waiting, only sharing. Each
-// decision is still exactly one command, executed on its own, so batching
-// changes nothing of what is counted; it saves system calls and wake-ups,
-// on the client and on Redis (docs/adr/0004-redis-batching.md has the
-// measurements). [Config.MaxBatch] 1 turns it off: each Take then sends its
-// own command.
+// When many requests are decided at once, they travel together: the store
+// sends all the decisions that were asked for while the previous batch was
+// in flight as one pipeline (one write and one read), at most
+// [Config.MaxBatch] (default 64) at a time, with at most two batches in
+// flight per Redis node. A request that finds no batch in flight is sent
+// at once: batching adds no waiting, only sharing. The Take decisions of a
+// batch share script calls too (docs/adr/0110-several-decisions-per-script-call.md):
+// on one server (or a Sentinel master) one EVALSHA decides them all, with
+// every key in KEYS and one reading of the server's clock; on a cluster,
+// those whose keys share a hash slot (the requests of one caller, mostly);
+// on a Ring, those of one caller. The script makes them in order, each on
+// its own key and with its own answer, as if each were a call of its own,
+// so batching changes nothing of what is counted; it saves system calls and
+// wake-ups, on the client and on Redis, and a call's fixed cost inside
+// Redis (docs/adr/0004-redis-batching.md has the measurements).
+// [Config.MaxBatch] 1 turns it off: each Take then sends its own command.
 //
 // The decisions waiting for a node are bounded by [Config.MaxQueue]
 // (default 4096). A Take that finds the queue full waits for room, for as
@@ -71,7 +77,7 @@
 // none needs Close. A batch is sent with a context of its own (the callers'
 // contexts bound their waits, not the batch), so values carried by a
 // caller's context do not reach go-redis hooks. [Store.Stats] counts the
-// round trips.
+// round trips and the script calls.
 //
 // # Nodes
 //

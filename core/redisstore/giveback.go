@@ -65,7 +65,7 @@ func (s *Store) GiveBack(ctx context.Context, req core.Request, at int64) error 
 // newGiveBackCall returns a call from callPool for giveBackScript on key.
 func newGiveBackCall(key string, at int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
-	c.key, c.script, c.lua = key, giveBackScript, giveBackLua
+	c.key, c.lua = key, giveBackLua
 	b := c.packed[:0]
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(at)))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))

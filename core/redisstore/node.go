@@ -32,8 +32,13 @@ type node struct {
 	addr     string                // for logs; "" for the only node of a store
 	client   redis.UniversalClient // the node's own, or the store's
 	fallback redis.UniversalClient // the store's: follows redirections
+	by       grouping              // which decisions may share a script call
 	max      int                   // calls per batch
 	senders  int                   // batches in flight at most
+	// gather, set by tests only (export_test.go), is how many calls a
+	// sender waits for, up to gatherWait each, before it sends a batch:
+	// so that the conformance suite's decisions share script calls.
+	gather   int
 	timeout  time.Duration
 	breaker  breaker
 	liveness liveness
@@ -56,9 +61,12 @@ type node struct {
 // does not pay for a new goroutine per batch; an idle store soon runs none.
 const senderIdle = 100 * time.Millisecond
 
+// gatherWait is how long a sender waits for each call of node.gather.
+const gatherWait = 20 * time.Millisecond
+
 // counters are a store's statistics, shared by its nodes.
 type counters struct {
-	calls, trips, failures, failedFast, cacheHits, waited atomic.Int64
+	calls, commands, trips, failures, failedFast, cacheHits, waited atomic.Int64
 }
 
 // do queues c and waits for its answer, or for ctx to end. It starts a
@@ -127,11 +135,20 @@ func (n *node) waitForRoom(ctx context.Context) error {
 func (n *node) run() {
 	batch := make([]*call, 0, n.max)
 	var idle *time.Timer
+	gathered := 0
 	for {
 		n.mu.Lock()
 		k := min(len(n.queue), n.max)
+		if k > 0 && k < n.gather && gathered < n.gather-1 {
+			// Tests only: wait a little for the batch to fill.
+			gathered++
+			n.waitForCalls(&idle, gatherWait)
+			n.mu.Unlock()
+			continue
+		}
+		gathered = 0
 		if k == 0 {
-			if !n.waitForCalls(&idle) {
+			if !n.waitForCalls(&idle, senderIdle) {
 				n.running--
 				n.mu.Unlock()
 				return
@@ -153,15 +170,15 @@ func (n *node) run() {
 }
 
 // waitForCalls waits, with n.mu held on entry and on return, until a call
-// is queued or senderIdle has passed. It reports whether a call is queued.
-// timer is the caller's, made on first use.
-func (n *node) waitForCalls(timer **time.Timer) bool {
+// is queued or d has passed. It reports whether a call is queued. timer is
+// the caller's, made on first use.
+func (n *node) waitForCalls(timer **time.Timer, d time.Duration) bool {
 	n.idle++
 	n.mu.Unlock()
 	if *timer == nil {
-		*timer = time.NewTimer(senderIdle)
+		*timer = time.NewTimer(d)
 	} else {
-		(*timer).Reset(senderIdle)
+		(*timer).Reset(d)
 	}
 	select {
 	case <-n.wake:
@@ -189,16 +206,13 @@ func (n *node) send(batch []*call) {
 		n.breaker.abandoned()
 		return
 	}
-	trips, stalled := send(n.client, n.fallback, live, n.timeout, &n.liveness, &n.workers)
+	trips, cmds, stalled := send(n.client, n.fallback, n.by, live, n.timeout, &n.liveness, &n.workers)
+	n.counters.commands.Add(int64(cmds))
 	var err error
 	failed := 0
 	answered := false
 	for _, c := range live {
-		e := c.err
-		if e == nil {
-			e = c.cmd.Err()
-		}
-		if e != nil {
+		if e := c.failure(); e != nil {
 			failed++
 			err = e
 		} else {
@@ -264,9 +278,9 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 	sent := time.Now()
 	go func() {
 		defer cancel()
-		cmd := c.script.Run(runCtx, n.client, []string{c.key}, c.args[4:c.n]...)
+		cmd := process(runCtx, n.client, c.args[:c.n], c.lua)
 		if redirected(cmd.Err()) {
-			cmd = c.script.Run(runCtx, n.fallback, []string{c.key}, c.args[4:c.n]...)
+			cmd = process(runCtx, n.fallback, c.args[:c.n], c.lua)
 		}
 		if replied(cmd.Err()) {
 			n.liveness.last.Store(time.Now().UnixNano())
@@ -276,16 +290,14 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 	cmd, ok := await(ctx, done, sent, n.timeout, &n.liveness)
 	switch {
 	case ok:
-		c.cmd = cmd
+		split(cmd, []*call{c})
 	case ctx.Err() != nil:
 		c.err, c.lost = ctx.Err(), true
 	default:
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, n.timeout), true
 	}
-	err := c.err
-	if err == nil {
-		err = c.cmd.Err()
-	}
+	n.counters.commands.Add(1)
+	err := c.failure()
 	switch {
 	case err == nil:
 		n.record(1, nil, 0)

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -49,19 +50,7 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 			ctx := context.Background()
 			denied, cached := 0, rs.Stats().CacheHits
 			for i := range 2000 {
-				var step time.Duration
-				switch k := rng.IntN(40); {
-				case k < 4:
-				case k == 4:
-					step = -time.Duration(rng.IntN(1_000_000)) * time.Microsecond // stands still
-				case k == 5:
-					step = -time.Duration(1_000_001+rng.IntN(100_000_000)) * time.Microsecond // moves the counts
-				case k < 9:
-					step = time.Duration(rng.IntN(40_000_000)) * time.Microsecond
-				default:
-					step = time.Duration(rng.IntN(700_000)) * time.Microsecond
-				}
-				req.Now = req.Now.Add(step)
+				req.Now = req.Now.Add(randomStep(rng))
 				req.Cost = int64(1 + rng.IntN(4))
 				want, err := ms.Take(ctx, req)
 				require.NoError(t, err)
@@ -86,6 +75,85 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 			if tc.cache {
 				assert.Positive(t, rs.Stats().CacheHits-cached, "the cache answered some")
 			}
+		})
+	}
+}
+
+// randomStep returns the step of the clock before a request of a random
+// schedule: none, a burst, a pause, or a step back that the script reads as
+// the clock standing still or that moves the counts.
+func randomStep(rng *rand.Rand) time.Duration {
+	switch k := rng.IntN(40); {
+	case k < 4:
+		return 0
+	case k == 4:
+		return -time.Duration(rng.IntN(1_000_000)) * time.Microsecond // stands still
+	case k == 5:
+		return -time.Duration(1_000_001+rng.IntN(100_000_000)) * time.Microsecond // moves the counts
+	case k < 9:
+		return time.Duration(rng.IntN(40_000_000)) * time.Microsecond
+	default:
+		return time.Duration(rng.IntN(700_000)) * time.Microsecond
+	}
+}
+
+// TestRollingDeployFromV010 runs one random schedule of one caller through
+// two versions of the service sharing a Redis, as during a rolling deploy:
+// v0.1.0's take script (testdata/take-v0.1.0.lua, one key a call) and this
+// store, whose decisions share script calls with another caller's. Both
+// read and write the same keys and values, so every decision is the one
+// memstore gives for the whole schedule, on a server and on a cluster.
+func TestRollingDeployFromV010(t *testing.T) {
+	t.Parallel()
+	lua, err := os.ReadFile("testdata/take-v0.1.0.lua")
+	require.NoError(t, err)
+	old := redis.NewScript(string(lua))
+	for _, tc := range []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := tc.client(t)
+			rs := newPaired(t, redisstore.Config{Client: client, CacheSize: -1, RequestClock: true})
+			ms := memstore.New(memstore.Config{SweepInterval: -1})
+			t.Cleanup(func() { ms.Close() })
+			rng := rand.New(rand.NewPCG(21, 22))
+			limits := []core.Rate{{Limit: 7, Period: 10 * time.Second}, core.PerMinute(20), {Limit: 100_000, Period: time.Hour}}
+			req := core.Request{Scope: "rolling", Caller: core.UserCaller("dora"), Limits: limits, Now: storetest.Start.Add(7654321 * time.Microsecond)}
+			ctx := context.Background()
+			denied, byOld := 0, 0
+			for i := range 1500 {
+				req.Now = req.Now.Add(randomStep(rng))
+				req.Cost = int64(1 + rng.IntN(4))
+				want, err := ms.Take(ctx, req)
+				require.NoError(t, err)
+				var allowed bool
+				if rng.IntN(2) == 0 {
+					byOld++
+					key, args := redisstore.TakeCommand(rs.Store, req)
+					out, err := old.Run(ctx, client, []string{key}, args...).Int64Slice()
+					require.NoError(t, err)
+					allowed = out[0] == 1 && len(out) == 2+len(limits)
+				} else {
+					got, err := rs.Take(ctx, req)
+					require.NoError(t, err)
+					allowed = got.Allowed
+					for j := range limits {
+						require.Equal(t, want.Limits[j].RetryAfter, got.Limits[j].RetryAfter, "request %d, %s: Retry-After", i, limits[j])
+						require.Equal(t, want.Limits[j].Remaining, got.Limits[j].Remaining, "request %d, %s: Remaining", i, limits[j])
+					}
+				}
+				require.Equal(t, want.Allowed, allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
+				if !allowed {
+					denied++
+				}
+			}
+			assert.Greater(t, denied, 200)
+			assert.Greater(t, byOld, 600)
 		})
 	}
 }

@@ -42,7 +42,9 @@ type Config struct {
 	Timeout time.Duration
 
 	// MaxBatch is the most decisions sent to Redis in one round trip (one
-	// pipeline of EVALSHA commands, one per decision). Decisions asked for
+	// pipeline, in which the Take decisions that may share a script call
+	// make one EVALSHA: all of them on one server, those of one hash slot
+	// on a cluster; see the package documentation). Decisions asked for
 	// while a batch is in flight wait for the next one; a decision that
 	// finds no batch in flight is sent at once. 1 turns batching off: each
 	// Take then sends its own command from its own goroutine, as a lone
@@ -212,6 +214,7 @@ type Store struct {
 	clock   bool     // count on Request.Now (Config.RequestClock)
 	nodes   nodes
 	stats   counters
+	gather  int // see node.gather: tests only
 }
 
 // maxSenders is how many batches a Store keeps in flight at most, per
@@ -242,8 +245,10 @@ func New(cfg Config) (*Store, error) {
 			addr:     addr,
 			client:   client,
 			fallback: cfg.Client,
+			by:       groupingOf(cfg.Client),
 			max:      cfg.MaxBatch,
 			senders:  maxSenders,
+			gather:   s.gather,
 			timeout:  cfg.Timeout,
 			breaker:  breaker{node: addr, failures: cfg.BreakerFailures, backoff: cfg.BreakerBackoff, now: cfg.Now, log: cfg.Logger, openErr: &unavailableError{backoff: cfg.BreakerBackoff}},
 			counters: &s.stats,
@@ -317,9 +322,24 @@ func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, e
 	if c.err != nil {
 		return 0, c.err
 	}
-	vals, err := c.cmd.Slice()
-	if err != nil {
+	if err := c.cmd.Err(); err != nil {
 		return 0, err
+	}
+	var vals []any
+	if c.multi {
+		switch v := c.val.(type) {
+		case error:
+			return 0, v
+		case []any:
+			vals = v
+		default:
+			return 0, fmt.Errorf("script returned %T, want a list", c.val)
+		}
+	} else {
+		var err error
+		if vals, err = c.cmd.Slice(); err != nil {
+			return 0, err
+		}
 	}
 	if len(vals) > len(out) {
 		return 0, fmt.Errorf("script returned %d values, want at most %d", len(vals), len(out))
@@ -359,9 +379,12 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Stats counts what a [Store] did since [New].
 type Stats struct {
-	// Calls is the number of decisions sent to Redis: one EVALSHA command
-	// each.
+	// Calls is the number of decisions sent to Redis.
 	Calls int64
+	// Commands is the number of script calls (EVALSHA, or EVAL after
+	// NOSCRIPT) that carried Calls: fewer than Calls when the take
+	// decisions of a batch shared a call (ADR 0110).
+	Commands int64
 	// RoundTrips is the number of pipelines (or lone commands) that carried
 	// Calls: fewer than Calls when decisions were batched. On a cluster a
 	// batch goes to one master; a second pipeline (EVAL after NOSCRIPT, a
@@ -401,6 +424,7 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{
 		Calls:      s.stats.calls.Load(),
+		Commands:   s.stats.commands.Load(),
 		RoundTrips: s.stats.trips.Load(),
 		Failures:   s.stats.failures.Load(),
 		Waited:     s.stats.waited.Load(),

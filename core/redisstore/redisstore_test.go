@@ -135,18 +135,26 @@ func TestConformance(t *testing.T) {
 		client   func(t *testing.T) redis.UniversalClient
 		cfg      redisstore.Config
 		balances bool // the cache has no part in balances
+		paired   bool // every Take shares its script call (newPaired)
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, balances: true},
 		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, balances: true},
 		{name: "without cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{CacheSize: -1}},
 		{name: "unbatched", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{MaxBatch: 1}, balances: true},
+		{name: "server, decisions in pairs", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, paired: true},
+		{name: "cluster, decisions in pairs", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, paired: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := tc.cfg
 			cfg.Client = tc.client(t)
 			t.Run("windows", func(t *testing.T) {
-				storetest.Run(t, func(t *testing.T) core.Store { return newStore(t, cfg) })
+				storetest.Run(t, func(t *testing.T) core.Store {
+					if tc.paired {
+						return newPaired(t, cfg)
+					}
+					return newStore(t, cfg)
+				})
 			})
 			if tc.balances {
 				t.Run("balances", func(t *testing.T) {
@@ -155,6 +163,46 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// paired is a Store whose every Take is sent with a companion decision of
+// the same caller in another scope, whose limit it never reaches, and whose
+// senders wait for both (redisstore.Gather): each decision of the
+// conformance suite then shares its script call with another, before or
+// after it, on a server and in one hash slot of a cluster.
+type paired struct {
+	*redisstore.Store
+	pairs atomic.Int64
+}
+
+// newPaired returns a paired store for cfg, which checks when its test ends
+// that its decisions shared script calls.
+func newPaired(t *testing.T, cfg redisstore.Config) *paired {
+	s := newStore(t, cfg)
+	redisstore.Gather(s, 2)
+	p := &paired{Store: s}
+	t.Cleanup(func() {
+		st := s.Stats()
+		if p.pairs.Load() > 0 && st.Calls > 1 {
+			t.Logf("%d pairs: %d decisions in %d commands", p.pairs.Load(), st.Calls, st.Commands)
+			assert.Less(t, st.Commands, st.Calls, "decisions shared script calls")
+		}
+	})
+	return p
+}
+
+// Take implements core.Store.
+func (p *paired) Take(ctx context.Context, req core.Request) (core.Result, error) {
+	companion := req
+	companion.Scope = "companion-" + req.Scope
+	companion.Limits = []core.Rate{core.PerMinute(core.MaxLimit)}
+	companion.Cost = 1
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = p.Store.Take(ctx, companion) })
+	res, err := p.Store.Take(ctx, req)
+	wg.Wait()
+	p.pairs.Add(1)
+	return res, err
 }
 
 // TestTwoProcesses runs two stores, with clients of their own, as two
@@ -278,6 +326,24 @@ func TestKeysKeepTTL(t *testing.T) {
 	// new time: the time to live is set again, whatever the bucket.
 	mark()
 	assert.Greater(t, ttl(span.Add(3*time.Minute-5*time.Second)), full-time.Second, "a merge sets it again")
+}
+
+// TestSlot checks the hash slot the store groups a cluster's decisions by
+// against the cluster's own (CLUSTER KEYSLOT): keys with a hash tag, an
+// empty one, none, and an unclosed one.
+func TestSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClusterClient(t)
+	keys := []string{"ratescope:api:{ualice}:60s,86400s", "a{}b", "plain", "{open", "x{y}z{w}", "{}", ""}
+	for i := range 200 {
+		keys = append(keys, fmt.Sprintf("ratescope:s%d:{a%032x}:60s", i, i*7919))
+	}
+	for _, key := range keys {
+		want, err := client.ClusterKeySlot(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int(want), redisstore.Slot(key), "key %q", key)
+	}
 }
 
 // scanKeys returns the keys under prefix, on every master of a cluster.

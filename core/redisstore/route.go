@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -68,4 +69,59 @@ func (ns *nodes) each(f func(*node)) {
 		f(n.(*node))
 		return true
 	})
+}
+
+// grouping says which take decisions of a batch may share a script call:
+// the keys of one call must live on one node, and on a cluster in one
+// hash slot (ADR 0110).
+type grouping int
+
+const (
+	// oneCall: any keys (one server, or a Sentinel master): a batch's take
+	// decisions make one call.
+	oneCall grouping = iota
+	// bySlot: a cluster: the keys of one hash slot.
+	bySlot
+	// byTag: a Ring, or a client the store does not know: the keys of one
+	// hash tag, which any client that shards by hash tag puts on one node.
+	byTag
+)
+
+// groupingOf returns the grouping for the store's client c.
+func groupingOf(c redis.UniversalClient) grouping {
+	switch c.(type) {
+	case *redis.Client:
+		return oneCall
+	case *redis.ClusterClient:
+		return bySlot
+	}
+	return byTag
+}
+
+// hashTag returns the part of key that a cluster hashes: between the first
+// '{' and the next '}' if that is not empty, the whole key otherwise.
+func hashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
+
+// slot returns key's Redis Cluster hash slot: the CRC-16 (XMODEM) of its
+// hash tag, modulo 16,384.
+func slot(key string) int {
+	var crc uint16
+	for _, b := range []byte(hashTag(key)) {
+		crc ^= uint16(b) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
 }

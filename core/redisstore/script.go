@@ -9,7 +9,19 @@ import (
 	"github.com/ratescope/ratescope/internal/window"
 )
 
-// takeScript decides one request in one round trip. It is the arithmetic of
+// takeScript decides the requests of a batch, one per key, in one call
+// (ADR 0110): KEYS[d] is the key of decision d, ARGV[2d-1] and ARGV[2d]
+// its arguments, laid out as ARGV[1] and ARGV[2] below (those of the
+// one-key script of v0.1.0, which shares keys and values with it). The
+// decisions are made in the order of KEYS, each on its own key as if it
+// were a call of its own, but on one reading of the server's clock (TIME,
+// at most once a call); the answer lists each decision's answer, below,
+// or the error Redis replied to one of its commands (WRONGTYPE, OOM),
+// which fails that decision only. A decision that a later one's error
+// follows stays counted: a script is not undone. On a cluster the keys of
+// one call share a hash slot (see grouping).
+//
+// Each decision is the arithmetic of
 // package internal/window, in integer microseconds, and must stay in step
 // with it (the conformance suite and a comparison with memstore check both).
 //
@@ -91,11 +103,28 @@ local PREV_SET = 32768
 local ZEROS = '` + strings.Repeat(`\0`, 9+6*4+4*window.Slots*4) + `'
 local ALL2, ALL4 = '<` + strings.Repeat("I2", window.Slots) + `', '<` + strings.Repeat("I4", window.Slots) + `'
 local fmod, byte, char, sub, get, pack = math.fmod, string.byte, string.char, string.sub, struct.unpack, struct.pack
-local args = ARGV[1]
+-- Before Redis 5, a script must ask for effects replication before it
+-- reads the clock and writes.
+if redis.replicate_commands then
+	redis.replicate_commands()
+end
+-- clock is the server's clock (TIME, µs since the Unix epoch), read at
+-- most once per call, by the first decision that needs it: every decision
+-- of a call counts at the same time.
+local clock = nil
+
+-- decide decides one request on key: args and ttl are its ARGV[1] and
+-- ARGV[2] in the layout of a lone call (see takeScript). It returns the
+-- answer, or Redis's error reply to a command of the decision.
+local function decide(key, args, ttl)
 local n = (#args / 8 - 2) / 3
 local now, cost = get('<dd', args)
 if now < 0 then
-` + timeLua + `
+	if not clock then
+		local t = redis.call('TIME')
+		clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+	end
+	now = clock
 end
 
 -- The script is written inline, without helper functions, and builds
@@ -107,7 +136,10 @@ end
 -- 24 * i of args, its sum and Prev at byte 9 + 6 * i of the value; the
 -- widths' byte is byte 9 + 6 * n, bit i (value 2^i) for window i.
 
-local stored = redis.call('GET', KEYS[1])
+local stored = redis.pcall('GET', key)
+if type(stored) == 'table' then
+	return stored
+end
 local hsize, mask = 9 + 6 * n, 0
 if stored and #stored > hsize then
 	mask = byte(stored, hsize)
@@ -356,10 +388,14 @@ if allowed then
 	out[n + 2] = now
 	local v = pack('<d', now) .. head .. char(widths) .. body .. sub(stored, copied)
 	local g = longest / BUCKETS
+	local r
 	if last > 0 and not merged and (now - fmod(now, g)) == (last - fmod(last, g)) then
-		redis.call('SET', KEYS[1], v, 'KEEPTTL')
+		r = redis.pcall('SET', key, v, 'KEEPTTL')
 	else
-		redis.call('SET', KEYS[1], v, 'PX', ARGV[2])
+		r = redis.pcall('SET', key, v, 'PX', ttl)
+	end
+	if r.err then
+		return r
 	end
 	return out
 end
@@ -466,7 +502,18 @@ for j = 3 * n + 3, 14 do
 	out[j] = nil
 end
 if merged then
-	redis.call('SET', KEYS[1], stored, 'PX', ARGV[2])
+	local r = redis.pcall('SET', key, stored, 'PX', ttl)
+	if r.err then
+		return r
+	end
 end
 return out
+end
+
+-- The decisions, in the order of KEYS, each with its own answer.
+local res = {}
+for d = 1, #KEYS do
+	res[d] = decide(KEYS[d], ARGV[2 * d - 1], ARGV[2 * d])
+end
+return res
 `

@@ -12,9 +12,9 @@ import (
 	"github.com/ratescope/ratescope/internal/window"
 )
 
-// Take implements [core.Store] with one EVALSHA command, sent in a round trip
-// that may carry the decisions of other concurrent Takes (see the package
-// documentation). It returns [ErrUnavailable] while the breaker of the
+// Take implements [core.Store] with one decision of the take script, sent
+// in a round trip, and a script call, that may carry the decisions of other
+// concurrent Takes (see the package documentation). It returns [ErrUnavailable] while the breaker of the
 // caller's node is open, a wrapped Redis or context error if the node stops
 // answering (see Config.Timeout) or ctx ends first (Redis may then have
 // counted the request all the same), and
@@ -114,7 +114,7 @@ func checkRequest(req *core.Request) error {
 // newCall returns a call from callPool for the script with req's arguments.
 func newCall(key string, now int64, req *core.Request) *call {
 	c := callPool.Get().(*call)
-	c.key, c.script, c.lua = key, takeScript, takeLua
+	c.key, c.lua, c.multi = key, takeLua, true
 	var longest time.Duration
 	b := c.packed[:0]
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(now)))

@@ -1,0 +1,31 @@
+package redisstore
+
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Gather makes the senders of s wait, up to 20ms a call, until n calls are
+// queued before they send a batch, so that a test's concurrent decisions
+// share a script call however the goroutines are scheduled. It must be
+// called before s decides anything.
+func Gather(s *Store, n int) {
+	s.gather = n
+	s.nodes.all.gather = n
+}
+
+// Slot returns key's cluster hash slot as the store computes it.
+func Slot(key string) int { return slot(key) }
+
+// TakeCommand returns the key and the ARGV of the take script for req, as
+// s sends them: the arguments of a lone call of v0.1.0's script too.
+func TakeCommand(s *Store, req core.Request) (string, []any) {
+	key := string(appendKey(nil, s.prefix, &req))
+	c := newCall(key, s.scriptNow(req.Now), &req)
+	defer c.release()
+	return key, []any{string(c.args[4].([]byte)), c.ttl}
+}
+
+// TakeScript returns the take script, which decides a batch.
+func TakeScript() *redis.Script { return takeScript }
