@@ -224,7 +224,10 @@ func polyline(counts []int64, peak int64) string {
 }
 
 // pageScript is the page's script: it fetches the changing part of the
-// page every Refresh, from the page's own URL, and posts resets there.
+// page every Refresh, from the page's own URL, and posts resets there. It
+// holds no comment: html/template drops comments from scripts, and the
+// script served must be this text, whose hash the Content-Security-Policy
+// allows (TestPageIsSelfContained).
 const pageScript = `
 (function () {
   'use strict';
@@ -232,13 +235,14 @@ const pageScript = `
   var status = document.getElementById('status');
   var token = document.querySelector('meta[name="liveview-token"]').content;
   var here = location.pathname;
+  var note = '';
   function load() {
     return fetch(here + '?format=main', {cache: 'no-store', credentials: 'same-origin'}).then(function (r) {
       if (!r.ok) { throw new Error('HTTP ' + r.status); }
       return r.text();
     }).then(function (html) {
       live.innerHTML = html;
-      status.textContent = 'updated ' + new Date().toLocaleTimeString();
+      status.textContent = note + 'updated ' + new Date().toLocaleTimeString();
     }, function (err) {
       status.textContent = 'not updated: ' + err.message;
     });
@@ -251,10 +255,11 @@ const pageScript = `
     form.set('scope', b.dataset.scope);
     form.set('caller', b.dataset.caller);
     fetch(here, {method: 'POST', body: form, credentials: 'same-origin', headers: {'X-CSRF-Token': token}}).then(function (r) {
-      status.textContent = r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status;
+      note = (r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
       return load();
     }, function (err) {
-      status.textContent = 'reset failed: ' + err.message;
+      note = 'reset failed: ' + err.message + '; ';
+      status.textContent = note;
     });
   });
   setInterval(load, Number(live.dataset.refresh));
