@@ -37,7 +37,9 @@ const TokenHeader = "X-CSRF-Token"
 //     Forbidden when reset is not allowed ([View.AllowReset]), the token
 //     is missing or wrong, or the request comes from another site
 //     (Sec-Fetch-Site); 404 Not Found when the view lists no such caller
-//     in that scope; 500 when the reset failed. Every error has a JSON
+//     in that scope; 409 Conflict when two callers it keeps in the scope
+//     write alike (the user id "key:k" and the caller counted by key k);
+//     500 when the reset failed. Every error has a JSON
 //     body {"error": "..."}.
 //
 // Other methods get 405 Method Not Allowed. Every answer has
@@ -94,9 +96,13 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope, name := r.PostForm.Get("scope"), r.PostForm.Get("caller")
-	caller, ok := v.top.lookup(scope, name)
-	if !ok {
+	caller, n := v.top.lookup(scope, name)
+	switch {
+	case n == 0:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", name, scope))
+		return
+	case n > 1:
+		writeError(w, http.StatusConflict, fmt.Sprintf("%d callers are written %q in scope %q: reset them with core.Limiter.Reset", n, name, scope))
 		return
 	}
 	// caller is the value the limiter gave in its event: Reset counts it

@@ -163,3 +163,22 @@ func TestReset(t *testing.T) {
 	s.view.AllowReset(nil)
 	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "", "api", "eve").Code, "disabled again")
 }
+
+func TestResetOfCallersWrittenAlike(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.user": "1/min"})
+	s.view.AllowReset(s.lim)
+	byKey := s.lim.Caller(s.req, "k", "")
+	s.allow(t, "api", s.user("key:k"), 2)
+	s.allow(t, "api", byKey, 2)
+	snap := s.view.Snapshot()
+	require.Len(t, snap.Refused, 2)
+	assert.Equal(t, snap.Refused[0].Caller, snap.Refused[1].Caller, "both written key:k")
+
+	w := post(s.view, token(t, s.view), "same-origin", "api", "key:k")
+	assert.Equal(t, http.StatusConflict, w.Code)
+	assert.Contains(t, w.Body.String(), "2 callers are written")
+	d, err := s.lim.Allow(context.Background(), "api", byKey)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "neither is reset")
+}

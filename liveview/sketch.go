@@ -196,14 +196,22 @@ func (s *sketch) snapshot() ([]entry, int64) {
 	return append([]entry(nil), s.entries...), s.total
 }
 
-// lookup returns the caller kept in scope whose String is caller.
-func (s *sketch) lookup(scope, caller string) (core.Caller, bool) {
+// lookup returns the caller kept in scope whose String is caller, and how
+// many such callers it keeps: two callers may write alike (the user id
+// "key:k" and the caller counted by key k), and then neither is returned.
+func (s *sketch) lookup(scope, caller string) (core.Caller, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var found core.Caller
+	n := 0
 	for i := range s.entries {
 		if e := &s.entries[i]; e.scope == scope && e.caller.String() == caller {
-			return e.caller, true
+			found = e.caller
+			n++
 		}
 	}
-	return core.Caller{}, false
+	if n != 1 {
+		return core.Caller{}, n
+	}
+	return found, n
 }
