@@ -12,16 +12,18 @@
 //     shadow, failed open, failed closed), the number of decisions in each
 //     second of the last 15 minutes ([Seconds]): a ring of counters
 //     per series, counted without a lock;
-//   - the callers refused most, in memory bounded by Config.Callers
-//     whatever the number of callers: a Space-Saving sketch. With N
-//     refusals seen and k callers kept, every caller refused more than
-//     N/k times is kept, and its count is too high by at most N/k
-//     ([Refused.Error], [Snapshot.ErrorBound]).
+//   - the callers refused most in the last 15 to 30 minutes, in memory
+//     bounded by Config.Callers whatever the number of callers: a
+//     Space-Saving sketch per period of 15 minutes, the current one and
+//     the previous one, merged. With N refusals in the two periods and k
+//     callers kept, every caller refused more than N/k times in them is
+//     listed, and its count is too high by at most N/k ([Refused.Error],
+//     [Snapshot.ErrorBound]).
 //
 // A limiter without the view's hook pays nothing for it. With it, a
 // decision allocates nothing more than with any other hook (make allocs).
-// The view knows only what it observed since it was made, in this
-// process: with several processes, each shows its own.
+// The view knows only what it observed in this process: with several
+// processes, each shows its own.
 //
 // # Mounting
 //

@@ -333,7 +333,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <p>No decision seen yet.</p>
 {{end}}
 <h2>Callers refused most</h2>
-<p class="muted">{{.Snap.Refusals}} refusals counted; {{.Snap.Callers}} callers kept; a count is too high by at most its ± figure, never more than {{.Snap.ErrorBound}}.{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
+<p class="muted">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept; a count is too high by at most its ± figure, never more than {{.Snap.ErrorBound}}.{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
 <table id="refused">
 <thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
 <tbody>

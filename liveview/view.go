@@ -19,11 +19,12 @@ import (
 // each; [DefaultConfig] returns them.
 type Config struct {
 	// Callers is how many callers the view keeps to find the ones refused
-	// most (its sketch's capacity k), from 1 to 1,000,000. Memory is about
-	// 200 bytes per caller kept, plus its user id, whatever the number of
-	// callers refused; every caller refused more than N/Callers times, N
-	// being the refusals seen since the view was made, is listed, with a
-	// count too high by at most N/Callers. Default: 1000.
+	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
+	// periods of 15 minutes, the current one and the previous one. Memory
+	// is about 300 bytes per caller kept, plus its user id twice, whatever
+	// the number of callers refused. With N the refusals of the two
+	// periods, every caller refused more than N/Callers times in them is
+	// listed, with a count too high by at most N/Callers. Default: 1000.
 	Callers int
 
 	// Listed is how many of the callers refused most the page and the
@@ -158,7 +159,8 @@ type Snapshot struct {
 	// the last [Seconds] seconds, the most refused first, at most
 	// Config.Listed.
 	Refused []Refused `json:"refused"`
-	// Refusals is N, the refusals counted since the view was made.
+	// Refusals is N, the refusals counted in the current period of
+	// [Seconds] seconds and the previous one: the last 15 to 30 minutes.
 	Refusals int64 `json:"refusals"`
 	// Callers is the number of callers the view keeps (Config.Callers).
 	Callers int `json:"callers"`
@@ -196,15 +198,16 @@ type Refused struct {
 	Caller string `json:"caller"`
 	// Kind is "anon" or "user".
 	Kind string `json:"kind"`
-	// Refusals is the number of refusals counted: at least the true
-	// number since the view began counting the caller, and at most Error
-	// more.
+	// Refusals is the number of refusals counted in the current and the
+	// previous period: at least the true number since the view began
+	// counting the caller in them, and at most Error more.
 	Refusals int64 `json:"refusals"`
 	// Error is how many of Refusals may be other callers' refusals: 0
 	// when the caller was counted from its first refusal, at most
 	// Snapshot.ErrorBound.
 	Error int64 `json:"error"`
-	// First and Last are the first and last refusals counted.
+	// First and Last are the first and last refusals counted in the two
+	// periods.
 	First time.Time `json:"first"`
 	Last  time.Time `json:"last"`
 	// Reset is the caller's last reset in the scope since it was counted,
@@ -230,7 +233,7 @@ func (v *View) Snapshot() Snapshot {
 			}
 		}
 	}
-	entries, n := v.top.snapshot()
+	entries, n := v.top.snapshot(now.UnixNano())
 	snap.Refusals, snap.ErrorBound = n, n/int64(v.cfg.Callers)
 	since := now.Add(-Seconds * time.Second).UnixNano()
 	entries = slices.DeleteFunc(entries, func(e entry) bool { return e.last <= since })

@@ -215,3 +215,56 @@ func TestBadRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestPeriods: the callers listed are those of the current period of 15
+// minutes and the previous one, merged; older refusals are forgotten.
+func TestPeriods(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{Callers: 2, Listed: 10}, map[string]string{"api.anon": "1/hour"})
+	start := s.clock.Now()
+	a, b, c, d := s.addr("192.0.2.1"), s.addr("192.0.2.2"), s.addr("192.0.2.3"), s.addr("192.0.2.4")
+	s.allow(t, "api", a, 1+6)
+	s.allow(t, "api", b, 1+2)
+	snap := s.view.Snapshot()
+	assert.Equal(t, int64(8), snap.Refusals)
+	assert.Equal(t, int64(4), snap.ErrorBound)
+
+	// The next period: a twice more, then c and d, which fill the
+	// summary (d takes c's place).
+	s.clock.Advance(16 * time.Minute)
+	s.allow(t, "api", a, 2) // the hour has not passed: refused
+	s.allow(t, "api", c, 1+1)
+	s.allow(t, "api", d, 1+1)
+	snap = s.view.Snapshot()
+	assert.Equal(t, int64(12), snap.Refusals, "both periods")
+	assert.Equal(t, int64(6), snap.ErrorBound)
+	truth := map[string]int64{"192.0.2.1": 8, "192.0.2.2": 2, "192.0.2.3": 1, "192.0.2.4": 1}
+	for _, r := range snap.Refused {
+		assert.LessOrEqual(t, r.Error, snap.ErrorBound, r.Caller)
+		assert.GreaterOrEqual(t, r.Refusals, truth[r.Caller], r.Caller)
+		assert.LessOrEqual(t, r.Refusals-r.Error, truth[r.Caller], r.Caller)
+	}
+	// a, kept in both periods, has its counts added up, exactly; d, kept
+	// in the second only, gets the first's smallest count as count and
+	// error; b, last refused more than 15 minutes ago, is not listed; c
+	// was not kept.
+	assert.Equal(t, []liveview.Refused{
+		{Scope: "api", Caller: "192.0.2.1", Kind: "anon", Refusals: 8, First: start, Last: s.clock.Now()},
+		{Scope: "api", Caller: "192.0.2.4", Kind: "anon", Refusals: 2 + 2, Error: 1 + 2, First: s.clock.Now(), Last: s.clock.Now()},
+	}, snap.Refused)
+
+	// A period on, the first is forgotten.
+	s.clock.Advance(15 * time.Minute)
+	s.allow(t, "api", b, 2)
+	snap = s.view.Snapshot()
+	assert.Equal(t, int64(4+2), snap.Refusals, "the second and third periods")
+	require.NotEmpty(t, snap.Refused)
+	assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.2", Kind: "anon", Refusals: 2 + 2, Error: 2, First: s.clock.Now(), Last: s.clock.Now()}, snap.Refused[0],
+		"b is not in the second period's full summary: it gets its smallest count, 2, as count and error")
+
+	// Thirty minutes without a refusal: nothing is left.
+	s.clock.Advance(31 * time.Minute)
+	snap = s.view.Snapshot()
+	assert.Zero(t, snap.Refusals)
+	assert.Empty(t, snap.Refused)
+}
