@@ -83,10 +83,11 @@ quiet:
 portal:
 	$(GO) run ./examples/portal
 
-# Writes docs/howto/replay-report.png, the screenshot of the replay report
-# that the browser test takes in headless Chromium (ADR 0093).
+# Writes docs/howto/replay-report.png, the screenshot of the replay report,
+# and docs/howto/live-view.png, the live view's, that the browser tests
+# take in headless Chromium (ADR 0093).
 screenshot: deps
-	cd browsertest && $(GO) test -count=1 -run TestReplayReportOfTheHowTo -update-screenshot .
+	cd browsertest && $(GO) test -count=1 -run 'TestReplayReportOfTheHowTo|TestLiveView/gin' -update-screenshot .
 
 # Runs each fuzz target for a short while.
 fuzz:

@@ -1,8 +1,12 @@
 package browsertest_test
 
 import (
+	"bytes"
 	"context"
+	"image/png"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +102,31 @@ func records(t *testing.T, url, xff string, n int) []int {
 	return statuses
 }
 
+// liveViewScreenshot is the screenshot of the how-to "see who is being
+// limited", relative to this module.
+const liveViewScreenshot = "../docs/howto/live-view.png"
+
+// liveScreenshot takes the page from its top to the end of its table,
+// screenshotWidth pixels wide, and writes it to liveViewScreenshot with
+// -update-screenshot, to a temporary directory otherwise.
+func liveScreenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	bottom, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
+		`document.getElementById("refused").getBoundingClientRect().bottom + window.scrollY + 16`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, bottom))
+	require.NoError(t, err)
+	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
+	require.NoError(t, err)
+	assert.Equal(t, screenshotWidth, cfg.Width)
+	path := filepath.Join(t.TempDir(), "live-view.png")
+	if *updateScreenshot {
+		path = liveViewScreenshot
+	}
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot %s: %dx%d, %d bytes", path, cfg.Width, cfg.Height, len(shot))
+}
+
 // The live view of the portal (/debug/limits, -admin-token): a caller
 // driven over its limit is at the top of the page with its refusals, and
 // the scope's refused series rises as it is refused again, without a
@@ -142,6 +171,9 @@ func TestLiveView(t *testing.T) {
 			assert.Equal(t, []int{200, 200, 200, 429}, records(t, url, crawler, 4), "served again after the reset")
 			v = waitLive(t, ctx, "the refusal after the reset", func(v liveRow) bool { return v.Refusals == "8" })
 			assert.Equal(t, "9", v.Refused)
+			if fw == "gin" {
+				liveScreenshot(t, ctx)
+			}
 
 			// Nothing but the page's own URL, answered; no console error.
 			xs := pl.Exchanges("")

@@ -278,6 +278,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; margin: 0 0 .2em; }
 h2 { font-size: 1.05em; margin: 1.2em 0 .3em; }
 .chart svg { width: 100%; max-width: 900px; height: 100px; background: #fafafa; border: 1px solid #ddd; }
+.axis { display: flex; justify-content: space-between; max-width: 900px; font-size: 12px; color: #777; }
 .legend { list-style: none; padding: 0; margin: .2em 0; display: flex; flex-wrap: wrap; gap: 1em; }
 .legend .swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: middle; }
 table { border-collapse: collapse; }
@@ -312,7 +313,8 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 </head>
 <body>
 <h1>What the limiter decides, live</h1>
-<p class="muted">Decisions per second over the last 15 minutes, and the callers refused most. <span id="status" role="status"></span></p>
+<p class="muted">Decisions per second over the last 15 minutes, and the callers refused most.</p>
+<p class="muted" id="status" role="status"></p>
 <main id="live" data-refresh="{{.Refresh}}">{{template "main" .}}</main>
 <script>` + pageScript + `</script>
 </body>
@@ -325,6 +327,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="decisions per second in scope {{.Scope}}, {{.Kind}} callers">
 {{range .Lines}}{{if .Total}}<polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/>
 {{end}}{{end}}</svg>
+<div class="axis"><span>15 min ago</span><span>10 min ago</span><span>5 min ago</span><span>now</span></div>
 <ul class="legend">
 {{range .Lines}}<li data-outcome="{{.Outcome}}" data-total="{{.Total}}"><svg class="swatch" viewBox="0 0 1 1"><rect width="1" height="1" fill="{{.Colour}}"/></svg>{{.Label}}: {{.Total}}</li>
 {{end}}</ul>
