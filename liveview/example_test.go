@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
@@ -66,8 +67,10 @@ func ExampleView_Snapshot() {
 	if err != nil {
 		panic(err)
 	}
+	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
+	alice := lim.Caller(r, "", "alice") // the signed-in user alice
 	for range 5 {
-		_, _ = lim.Allow(context.Background(), "api", core.Caller{User: "alice"})
+		_, _ = lim.Allow(context.Background(), "api", alice)
 	}
 	snap := view.Snapshot()
 	for _, s := range snap.Series {

@@ -2,6 +2,8 @@ package liveview
 
 import (
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
 )
 
 // checkSummary checks a summary's invariants: every entry is found in the
@@ -50,13 +53,19 @@ func TestSummaryInvariants(t *testing.T) {
 		t.Run(strconv.Itoa(k), func(t *testing.T) {
 			t.Parallel()
 			s := newSketch(k)
+			store := memstore.New(memstore.Config{SweepInterval: -1})
+			t.Cleanup(func() { _ = store.Close() })
+			lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+			require.NoError(t, err)
+			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			rng := rand.New(rand.NewPCG(uint64(k), 29))
 			truth := map[string]int64{}
 			for i := range 5000 {
 				n := rng.IntN(3 * k)
-				c := core.Caller{User: "u" + strconv.Itoa(n)}
+				// Callers as the limiter builds them: users and addresses.
+				c := lim.Caller(r, "", "u"+strconv.Itoa(n))
 				if n%2 == 1 {
-					c = core.Caller{Network: netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(n)}), 32)}
+					c = lim.AddrCaller(netip.AddrFrom4([4]byte{192, 0, 2, byte(n)}))
 				}
 				scope := []string{"api", "search"}[n%3/2]
 				s.add(scope, c, int64(i+1))
