@@ -22,11 +22,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// updateScreenshot writes the screenshot of TestReplayReportOfTheHowTo
-// where the how-to shows it; without it the screenshot goes to a temporary
-// directory, so that a test run never changes the tree.
+// updateScreenshot writes the screenshots of TestReplayReportOfTheHowTo
+// and TestLiveView (gin) where the how-tos show them; without it the
+// screenshots go to a temporary directory, so that a test run never
+// changes the tree.
 var updateScreenshot = flag.Bool("update-screenshot", false,
-	"write the screenshot of the replay report to "+screenshotPath)
+	"write the screenshots of the how-tos: "+screenshotPath+", "+liveViewScreenshot)
 
 // screenshotPath is the screenshot of the how-to "choose limits from your
 // access logs", relative to this module.

@@ -56,6 +56,16 @@
 //	                          neither or both of caller and user, each with
 //	                          {"error": "..."}; without -admin-token the route
 //	                          does not exist
+//	GET /debug/limits         with -admin-token, not limited: the live view (package
+//	                          liveview) for the holder of TOKEN, given in header
+//	                          X-Admin-Token or as the password of HTTP Basic
+//	                          authentication (401 otherwise): decisions per second
+//	                          by scope, kind and outcome over the last 15 minutes,
+//	                          and the callers refused most, refreshed in place;
+//	                          ?format=json gives the same as JSON; POST with a
+//	                          reset button's form and X-CSRF-Token clears that
+//	                          caller's counts; without -admin-token the route does
+//	                          not exist
 //	POST /rpc                 JSON-RPC, balance "ledger": body
 //	                          {"method":"NAME","params":[{}]}, answer
 //	                          200 {"result":{"status":"success"}}, with

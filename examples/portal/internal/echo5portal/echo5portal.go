@@ -47,6 +47,7 @@ func New(a *portal.App) (http.Handler, error) {
 			a.ResetLimits(c.Response(), c.Request(), c.Param("scope"))
 			return nil
 		})
+		e.Match([]string{http.MethodGet, http.MethodPost}, portal.LiveViewRoute, echo.WrapHandler(http.HandlerFunc(a.LiveView)))
 	}
 	// The middleware is the routes' own, not the group's: a group's
 	// middleware makes Echo route every unknown path under /api to a 404

@@ -53,6 +53,7 @@ func New(a *portal.App) (http.Handler, error) {
 		r.DELETE(portal.AdminLimitsRoute+":scope", func(c *gin.Context) {
 			a.ResetLimits(c.Writer, c.Request, c.Param("scope"))
 		})
+		r.Match([]string{http.MethodGet, http.MethodPost}, portal.LiveViewRoute, gin.WrapF(a.LiveView))
 	}
 	api := r.Group("/api", limitAPI)
 	api.GET("/records", func(c *gin.Context) { c.JSON(http.StatusOK, portal.Records()) })

@@ -21,6 +21,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/liveview"
 )
 
 // ScopeAPI is the scope of the /api routes that are limited.
@@ -103,8 +104,9 @@ type Options struct {
 	Now func() time.Time
 
 	// AdminToken, when set, enables DELETE /admin/limits/SCOPE with the
-	// header X-Admin-Token equal to it ([App.ResetLimits]). Default: "",
-	// no such route.
+	// header X-Admin-Token equal to it ([App.ResetLimits]), and the live
+	// view at GET and POST /debug/limits ([App.LiveView]). Default: "", no
+	// such routes.
 	AdminToken string
 	// ExemptNetworks are networks whose callers (by the address the
 	// limiter counts, after the proxy rules; anonymous or signed in) are
@@ -146,7 +148,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
-	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE")
+	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE, and the live view at /debug/limits")
 	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
 	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
@@ -215,7 +217,8 @@ type App struct {
 	ledger   ledger
 	close    func() error
 
-	adminToken string // Options.AdminToken (admin.go)
+	adminToken string         // Options.AdminToken (admin.go)
+	live       *liveview.View // with -admin-token (live.go)
 	logger     *slog.Logger
 }
 
@@ -293,12 +296,19 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		}
 		a.Metrics, cfg.Observe, a.close = otel, otel.recorder.Observe, otel.Close
 	}
+	if err := a.observeLive(&cfg, o.Now); err != nil {
+		_ = a.close()
+		return nil, err
+	}
 	lim, err := core.New(cfg)
 	if err != nil {
 		_ = a.close()
 		return nil, usage("-rates, -trusted-proxies, -warn, -drop, -exempt-networks or -fail-closed: %w", err)
 	}
 	a.Limiter = lim
+	if a.live != nil {
+		a.live.AllowReset(lim)
+	}
 	if err := a.initLedger(); err != nil {
 		_ = a.close()
 		return nil, err

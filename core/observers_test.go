@@ -1,0 +1,38 @@
+package core_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+func TestObservers(t *testing.T) {
+	t.Parallel()
+	assert.Nil(t, core.Observers(), "no hook")
+	assert.Nil(t, core.Observers(nil, nil), "only nil hooks")
+
+	var seen []string
+	hook := func(name string) func(context.Context, core.Event) {
+		return func(_ context.Context, e core.Event) { seen = append(seen, name+" "+e.Outcome().String()) }
+	}
+	lim := newLimiter(t, core.Config{
+		Rates:   map[string]string{"api.user": "1/min"},
+		Observe: core.Observers(hook("metrics"), nil, hook("live")),
+	})
+	ctx := context.Background()
+	for range 2 {
+		_, err := lim.Allow(ctx, "api", core.UserCaller("alice"))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"metrics allowed", "live allowed", "metrics denied", "live denied"}, seen)
+
+	seen = nil
+	one := core.Observers(nil, hook("only"))
+	require.NotNil(t, one)
+	one(ctx, core.Event{Decision: &core.Decision{Outcome: core.OutcomeExempt}})
+	assert.Equal(t, []string{"only exempt"}, seen)
+}

@@ -1,0 +1,349 @@
+package liveview
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// TokenHeader is the request header that carries the page's CSRF token on
+// a reset request. The page holds the token in
+// <meta name="liveview-token">; a page of another origin cannot read it.
+const TokenHeader = "X-CSRF-Token"
+
+// ServeHTTP serves the view at whatever path it is mounted on, to a
+// request that the application has already authenticated:
+//
+//   - GET: the page, HTML with inline SVG charts and a small inline script
+//     that fetches ?format=main every Config.Refresh and posts resets, and
+//     nothing from any other origin (its Content-Security-Policy allows
+//     no other);
+//   - GET ?format=json: the [Snapshot], as JSON, for scripts;
+//   - GET ?format=main: the page's changing part, HTML, for its script;
+//   - POST with the form fields scope and caller (as [Refused] names
+//     them) and the header [TokenHeader]: resets that caller in that scope
+//     (core.Limiter.Reset) and answers 204 No Content. It answers 403
+//     Forbidden when reset is not allowed ([View.AllowReset]), the token
+//     is missing or wrong, or the request comes from another site
+//     (Sec-Fetch-Site); 404 Not Found when the view lists no such caller
+//     in that scope; 409 Conflict when two callers it keeps in the scope
+//     write alike (the user id "key:k" and the caller counted by key k);
+//     500 when the reset failed. Every error has a JSON
+//     body {"error": "..."}.
+//
+// Other methods get 405 Method Not Allowed. Every answer has
+// Cache-Control: no-store.
+func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPost:
+		v.reset(w, r)
+		return
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		writeError(w, http.StatusMethodNotAllowed, "want GET, HEAD or POST")
+		return
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "json":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_ = json.NewEncoder(w).Encode(v.Snapshot())
+	case "main":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = pageTemplate.ExecuteTemplate(w, "main", v.pageData())
+	case "", "html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("X-Frame-Options", "DENY")
+		_ = pageTemplate.Execute(w, v.pageData())
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("format %q: want json, main or html", f))
+	}
+}
+
+// reset serves a POST: see ServeHTTP.
+func (v *View) reset(w http.ResponseWriter, r *http.Request) {
+	lim := v.limiter.Load()
+	if lim == nil {
+		writeError(w, http.StatusForbidden, "reset is not allowed: the application did not call AllowReset")
+		return
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		writeError(w, http.StatusForbidden, "reset from another site ("+site+")")
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(v.token)) != 1 {
+		writeError(w, http.StatusForbidden, "missing or wrong "+TokenHeader)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		writeError(w, http.StatusBadRequest, "form: "+err.Error())
+		return
+	}
+	scope, name := r.PostForm.Get("scope"), r.PostForm.Get("caller")
+	caller, n := v.top.lookup(scope, name)
+	switch {
+	case n == 0:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", name, scope))
+		return
+	case n > 1:
+		writeError(w, http.StatusConflict, fmt.Sprintf("%d callers are written %q in scope %q: reset them with core.Limiter.Reset", n, name, scope))
+		return
+	}
+	// caller is the value the limiter gave in its event: Reset counts it
+	// as the limiter counted it.
+	if err := lim.Reset(r.Context(), scope, caller); err != nil {
+		status := http.StatusInternalServerError
+		if errors.Is(err, core.ErrUnknownScope) {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeError answers status with {"error": msg}.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error string `json:"error"`
+	}{msg})
+}
+
+// pageData is what the page's template shows.
+type pageData struct {
+	Token   string
+	Refresh int64 // milliseconds
+	Snap    Snapshot
+	Charts  []chart
+	Rows    []row
+}
+
+// A chart draws the series of one scope and kind of caller.
+type chart struct {
+	Scope, Kind string
+	Peak        int64 // the largest count of a second, the top of the chart
+	Lines       []line
+}
+
+// A line is one outcome of a chart.
+type line struct {
+	Outcome, Label, Colour string
+	Total                  int64
+	Points                 string // of an SVG polyline, 0 to Seconds-1 by 0 to chartHeight
+}
+
+// A row is one caller of the table of refused callers.
+type row struct {
+	Refused
+	Enabled bool
+}
+
+// chartHeight is the height of a chart in SVG units; a second is one unit
+// wide.
+const chartHeight = 100
+
+// labels and colours of the outcomes, by core.Outcome.
+var (
+	labels  = [maxOutcome]string{core.OutcomeAllowed: "allowed", core.OutcomeDenied: "refused", core.OutcomeExempt: "exempt", core.OutcomeShadow: "shadow (would refuse)", core.OutcomeFailedOpen: "failed open", core.OutcomeFailedClosed: "failed closed"}
+	colours = [maxOutcome]string{core.OutcomeAllowed: "#2e7d32", core.OutcomeDenied: "#c62828", core.OutcomeExempt: "#1565c0", core.OutcomeShadow: "#8e24aa", core.OutcomeFailedOpen: "#ef6c00", core.OutcomeFailedClosed: "#37474f"}
+)
+
+// pageData returns the page's figures now.
+func (v *View) pageData() pageData {
+	snap := v.Snapshot()
+	d := pageData{Token: v.token, Refresh: v.cfg.Refresh.Milliseconds(), Snap: snap}
+	byName := map[string]core.Outcome{}
+	for _, o := range outcomes {
+		byName[o.String()] = o
+	}
+	var counts [][]int64 // of each line, in order
+	for _, s := range snap.Series {
+		if n := len(d.Charts); n == 0 || d.Charts[n-1].Scope != s.Scope || d.Charts[n-1].Kind != s.Kind {
+			d.Charts = append(d.Charts, chart{Scope: s.Scope, Kind: s.Kind, Peak: 1})
+		}
+		c := &d.Charts[len(d.Charts)-1]
+		c.Peak = max(c.Peak, slices.Max(s.PerSecond))
+		o := byName[s.Outcome]
+		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: labels[o], Colour: colours[o], Total: s.Total})
+		counts = append(counts, s.PerSecond)
+	}
+	for i := range d.Charts {
+		for j := range d.Charts[i].Lines {
+			d.Charts[i].Lines[j].Points = polyline(counts[0], d.Charts[i].Peak)
+			counts = counts[1:]
+		}
+	}
+	for _, r := range snap.Refused {
+		d.Rows = append(d.Rows, row{Refused: r, Enabled: snap.ResetAllowed})
+	}
+	return d
+}
+
+// polyline returns the points of an SVG polyline of counts scaled to
+// peak: only the seconds where the count changes, and the ends.
+func polyline(counts []int64, peak int64) string {
+	var b strings.Builder
+	y := func(n int64) string {
+		return strconv.FormatFloat(chartHeight-float64(n)*(chartHeight-2)/float64(peak), 'f', 1, 64)
+	}
+	last := -1 // the last second with a point
+	point := func(i int) {
+		if i == last {
+			return
+		}
+		last = i
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(',')
+		b.WriteString(y(counts[i]))
+	}
+	for i := range counts {
+		if i > 0 && counts[i] != counts[i-1] {
+			point(i - 1)
+			point(i)
+		}
+		if i == 0 || i == len(counts)-1 {
+			point(i)
+		}
+	}
+	return b.String()
+}
+
+// pageScript is the page's script: it fetches the changing part of the
+// page every Refresh, from the page's own URL, and posts resets there. It
+// holds no comment: html/template drops comments from scripts, and the
+// script served must be this text, whose hash the Content-Security-Policy
+// allows (TestPageIsSelfContained).
+const pageScript = `
+(function () {
+  'use strict';
+  var live = document.getElementById('live');
+  var status = document.getElementById('status');
+  var token = document.querySelector('meta[name="liveview-token"]').content;
+  var here = location.pathname;
+  var note = '';
+  function load() {
+    return fetch(here + '?format=main', {cache: 'no-store', credentials: 'same-origin'}).then(function (r) {
+      if (!r.ok) { throw new Error('HTTP ' + r.status); }
+      return r.text();
+    }).then(function (html) {
+      live.innerHTML = html;
+      status.textContent = note + 'updated ' + new Date().toLocaleTimeString();
+    }, function (err) {
+      status.textContent = 'not updated: ' + err.message;
+    });
+  }
+  live.addEventListener('click', function (ev) {
+    var b = ev.target.closest('button[data-caller]');
+    if (!b || b.disabled) { return; }
+    b.disabled = true;
+    var form = new URLSearchParams();
+    form.set('scope', b.dataset.scope);
+    form.set('caller', b.dataset.caller);
+    fetch(here, {method: 'POST', body: form, credentials: 'same-origin', headers: {'X-CSRF-Token': token}}).then(function (r) {
+      note = (r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
+      return load();
+    }, function (err) {
+      note = 'reset failed: ' + err.message + '; ';
+      status.textContent = note;
+    });
+  });
+  setInterval(load, Number(live.dataset.refresh));
+})();
+`
+
+// pageStyle is the page's style sheet.
+const pageStyle = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.3em; margin: 0 0 .2em; }
+h2 { font-size: 1.05em; margin: 1.2em 0 .3em; }
+.chart svg { width: 100%; max-width: 900px; height: 100px; background: #fafafa; border: 1px solid #ddd; }
+.axis { display: flex; justify-content: space-between; max-width: 900px; font-size: 12px; color: #777; }
+.legend { list-style: none; padding: 0; margin: .2em 0; display: flex; flex-wrap: wrap; gap: 1em; }
+.legend .swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: middle; }
+table { border-collapse: collapse; }
+th, td { text-align: left; padding: .25em .7em; border-bottom: 1px solid #eee; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.muted { color: #777; }
+`
+
+// hash returns the CSP source of s: 'sha256-' and its base64 SHA-256.
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// contentSecurityPolicy allows the page only its own inline script and
+// style, by hash, and requests to its own origin.
+var contentSecurityPolicy = "default-src 'none'; script-src " + hash(pageScript) +
+	"; style-src " + hash(pageStyle) + "; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// pageTemplate is the page; its "main" template is the part that changes.
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"clock": func(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="liveview-token" content="{{.Token}}">
+<link rel="icon" href="data:,">
+<title>ratescope: live limits</title>
+<style>` + pageStyle + `</style>
+</head>
+<body>
+<h1>What the limiter decides, live</h1>
+<p class="muted">Decisions per second over the last 15 minutes, and the callers refused most.</p>
+<p class="muted" id="status" role="status"></p>
+<main id="live" data-refresh="{{.Refresh}}">{{template "main" .}}</main>
+<script>` + pageScript + `</script>
+</body>
+</html>
+{{define "main"}}
+<p class="muted" id="now">As of {{clock .Snap.Now}}.</p>
+{{range .Charts}}
+<section class="chart" data-scope="{{.Scope}}" data-kind="{{.Kind}}">
+<h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s)</span></h2>
+<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="decisions per second in scope {{.Scope}}, {{.Kind}} callers">
+{{range .Lines}}{{if .Total}}<polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/>
+{{end}}{{end}}</svg>
+<div class="axis"><span>15 min ago</span><span>10 min ago</span><span>5 min ago</span><span>now</span></div>
+<ul class="legend">
+{{range .Lines}}<li data-outcome="{{.Outcome}}" data-total="{{.Total}}"><svg class="swatch" viewBox="0 0 1 1"><rect width="1" height="1" fill="{{.Colour}}"/></svg>{{.Label}}: {{.Total}}</li>
+{{end}}</ul>
+</section>
+{{else}}
+<p>No decision seen yet.</p>
+{{end}}
+<h2>Callers refused most</h2>
+<p class="muted">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept; a count is too high by at most its ± figure, never more than {{.Snap.ErrorBound}}.{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
+<table id="refused">
+<thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
+<tbody>
+{{range .Rows}}<tr data-scope="{{.Scope}}" data-caller="{{.Caller}}" data-refusals="{{.Refusals}}">
+<td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td>
+<td><button type="button" data-scope="{{.Scope}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}</td></tr>
+{{else}}<tr><td colspan="7" class="muted">No caller refused in the last 15 minutes.</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}`))

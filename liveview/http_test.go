@@ -1,0 +1,184 @@
+package liveview_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/liveview"
+)
+
+// get serves a GET of target and returns the answer.
+func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, target, nil))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	return w
+}
+
+// between returns the text of body between open and the next close.
+func between(t *testing.T, body, open, close string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(body, open)
+	require.True(t, ok, "no %s in %s", open, body)
+	in, _, ok := strings.Cut(rest, close)
+	require.True(t, ok, "no %s after %s", close, open)
+	return in
+}
+
+// cspHash returns the CSP source of an inline script or style.
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+func TestPageIsSelfContained(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{Refresh: 500 * time.Millisecond}, map[string]string{"api.anon": "1/min"})
+	s.allow(t, "api", s.addr("203.0.113.7"), 4)
+	w := get(t, s.view, "/debug/limits")
+	body := w.Body.String()
+	assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"))
+	csp := w.Header().Get("Content-Security-Policy")
+	assert.Contains(t, csp, "default-src 'none';")
+	assert.Contains(t, csp, "connect-src 'self';")
+	assert.Contains(t, csp, "script-src "+cspHash(between(t, body, "<script>", "</script>"))+";", "the inline script runs, nothing else")
+	assert.Contains(t, csp, "style-src "+cspHash(between(t, body, "<style>", "</style>"))+";")
+	assert.Equal(t, 1, strings.Count(body, "<script"), "one script, inline")
+	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="(https?:)?//`), body, "nothing from another origin")
+	assert.NotContains(t, body, "style=", "no style attribute, which the policy would block")
+	assert.Contains(t, body, `data-refresh="500"`)
+	assert.Contains(t, body, `<li data-outcome="denied" data-total="3">`)
+	assert.Contains(t, body, `<tr data-scope="api" data-caller="203.0.113.7" data-refusals="3">`)
+	assert.Contains(t, body, `<polyline fill="none" stroke="#c62828"`)
+	assert.Contains(t, body, `disabled title="reset is not enabled"`)
+
+	main := get(t, s.view, "/debug/limits?format=main").Body.String()
+	assert.Contains(t, main, `data-caller="203.0.113.7"`)
+	assert.NotContains(t, main, "<script")
+}
+
+func TestPolylinePoints(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1000/min"})
+	ip := s.addr("192.0.2.1")
+	s.allow(t, "api", ip, 4)
+	s.clock.Advance(time.Second)
+	s.allow(t, "api", ip, 2)
+	page := get(t, s.view, "/").Body.String()
+	// Zero until the second before last, 4 (the peak, at the top), 2 now.
+	assert.Contains(t, page, `data-outcome="allowed" points="0,100.0 897,100.0 898,2.0 899,51.0"`)
+}
+
+// token returns the CSRF token of the view's page.
+func token(t *testing.T, h http.Handler) string {
+	t.Helper()
+	tok := between(t, get(t, h, "/").Body.String(), `<meta name="liveview-token" content="`, `"`)
+	require.Len(t, tok, 64)
+	return tok
+}
+
+// post asks h to reset caller in scope with the token tok and the header
+// Sec-Fetch-Site site (if not empty).
+func post(h http.Handler, tok, site, scope, caller string) *httptest.ResponseRecorder {
+	form := url.Values{"scope": {scope}, "caller": {caller}}
+	r := httptest.NewRequest(http.MethodPost, "/debug/limits", strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if tok != "" {
+		r.Header.Set(liveview.TokenHeader, tok)
+	}
+	if site != "" {
+		r.Header.Set("Sec-Fetch-Site", site)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestReset(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "2/min", "api.user": "2/min"})
+	ip, eve := s.addr("203.0.113.7"), s.user("eve")
+	s.allow(t, "api", ip, 3)
+	s.allow(t, "api", eve, 3)
+	tok := token(t, s.view)
+
+	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "same-origin", "api", "203.0.113.7").Code, "before AllowReset")
+	s.view.AllowReset(s.lim)
+	assert.True(t, s.view.Snapshot().ResetAllowed)
+	assert.NotContains(t, get(t, s.view, "/").Body.String(), "disabled title")
+
+	refused := []struct {
+		name   string
+		tok    string
+		site   string
+		scope  string
+		caller string
+		status int
+	}{
+		{name: "no token", site: "same-origin", scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
+		{name: "wrong token", tok: strings.Repeat("0", 64), scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
+		{name: "another site", tok: tok, site: "cross-site", scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
+		{name: "caller not listed", tok: tok, scope: "api", caller: "203.0.113.8", status: http.StatusNotFound},
+		{name: "scope not listed", tok: tok, scope: "search", caller: "203.0.113.7", status: http.StatusNotFound},
+	}
+	for _, tt := range refused {
+		w := post(s.view, tt.tok, tt.site, tt.scope, tt.caller)
+		assert.Equal(t, tt.status, w.Code, tt.name)
+		assert.Contains(t, w.Body.String(), `{"error":`, tt.name)
+	}
+	d, err := s.lim.Allow(context.Background(), "api", ip)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "nothing reset yet")
+
+	s.clock.Advance(time.Second)
+	w := post(s.view, tok, "same-origin", "api", "203.0.113.7")
+	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	d, err = s.lim.Allow(context.Background(), "api", ip)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeAllowed, d.Outcome, "served again")
+	d, err = s.lim.Allow(context.Background(), "api", eve)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "another caller is not reset")
+
+	snap := s.view.Snapshot()
+	require.Len(t, snap.Refused, 2)
+	assert.Equal(t, "203.0.113.7", snap.Refused[1].Caller)
+	assert.Equal(t, s.clock.Now(), snap.Refused[1].Reset)
+	assert.True(t, snap.Refused[0].Reset.IsZero())
+	assert.Contains(t, get(t, s.view, "/").Body.String(), "reset 2030-01-07 09:00:01 UTC")
+
+	s.view.AllowReset(nil)
+	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "", "api", "eve").Code, "disabled again")
+}
+
+func TestResetOfCallersWrittenAlike(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.user": "1/min"})
+	s.view.AllowReset(s.lim)
+	byKey := s.lim.Caller(s.req, "k", "")
+	s.allow(t, "api", s.user("key:k"), 2)
+	s.allow(t, "api", byKey, 2)
+	snap := s.view.Snapshot()
+	require.Len(t, snap.Refused, 2)
+	assert.Equal(t, snap.Refused[0].Caller, snap.Refused[1].Caller, "both written key:k")
+
+	w := post(s.view, token(t, s.view), "same-origin", "api", "key:k")
+	assert.Equal(t, http.StatusConflict, w.Code)
+	assert.Contains(t, w.Body.String(), "2 callers are written")
+	d, err := s.lim.Allow(context.Background(), "api", byKey)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "neither is reset")
+}

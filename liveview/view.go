@@ -1,0 +1,255 @@
+package liveview
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// Config configures a [View]. Zero fields take the defaults stated on
+// each; [DefaultConfig] returns them.
+type Config struct {
+	// Callers is how many callers the view keeps to find the ones refused
+	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
+	// periods of 15 minutes, the current one and the previous one. Memory
+	// is about 300 bytes per caller kept, plus its user id twice, whatever
+	// the number of callers refused. With N the refusals of the two
+	// periods, every caller refused more than N/Callers times in them is
+	// listed, with a count too high by at most N/Callers. Default: 1000.
+	Callers int
+
+	// Listed is how many of the callers refused most the page and the
+	// JSON list, at most. Default: 20.
+	Listed int
+
+	// Refresh is how often the page fetches its figures again, at least
+	// 100ms. Default: 2s.
+	Refresh time.Duration
+
+	// Now returns the current time: the second an event is counted in and
+	// the time of a refusal. Give the limiter's clock, so that both agree.
+	// Default: time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the configuration a zero Config stands for.
+func DefaultConfig() Config {
+	return Config{Callers: 1000, Listed: 20, Refresh: 2 * time.Second, Now: time.Now}
+}
+
+// Validate reports every setting out of range, naming each; zero fields
+// are valid (they take their defaults).
+func (c Config) Validate() error {
+	var errs []error
+	if c.Callers < 0 || c.Callers > 1_000_000 {
+		errs = append(errs, fmt.Errorf("liveview: Config.Callers %d: want 1 to 1000000 (0 for the default, 1000)", c.Callers))
+	}
+	if c.Listed < 0 {
+		errs = append(errs, fmt.Errorf("liveview: Config.Listed %d: want 1 or more (0 for the default, 20)", c.Listed))
+	}
+	if c.Refresh < 0 || (c.Refresh > 0 && c.Refresh < 100*time.Millisecond) {
+		errs = append(errs, fmt.Errorf("liveview: Config.Refresh %s: want 100ms or more (0 for the default, 2s)", c.Refresh))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns a copy of c with its zero fields set.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	c.Callers = cmp.Or(c.Callers, d.Callers)
+	c.Listed = cmp.Or(c.Listed, d.Listed)
+	c.Refresh = cmp.Or(c.Refresh, d.Refresh)
+	if c.Now == nil {
+		c.Now = d.Now
+	}
+	return c
+}
+
+// A View is a live page of what a limiter decides: an [http.Handler] to
+// mount, behind the application's own authentication, as net/http/pprof
+// is, and the source of the limiter's observation hook ([View.Observe]).
+// Build it with [New]. It is safe for concurrent use.
+//
+// A View knows only what its Observe method is given: a View whose
+// Observe is not the limiter's hook (directly or through
+// [core.Observers]) shows nothing, and a limiter without it pays nothing.
+type View struct {
+	cfg    Config
+	series registry
+	top    *sketch
+	// limiter resets callers, once [View.AllowReset] gave it.
+	limiter atomic.Pointer[core.Limiter]
+	// token is the page's CSRF token: a POST must carry it.
+	token string
+}
+
+// New returns a View, or an error naming each setting of cfg out of range.
+func New(cfg Config) (*View, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &View{cfg: cfg, top: newSketch(cfg.Callers), token: newToken()}, nil
+}
+
+// newToken returns 32 random bytes in hex.
+func newToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// AllowReset enables the page's reset buttons: a button calls
+// lim.Reset with the scope and the caller as the view received them in
+// its events. Without it the buttons are disabled and a reset request is
+// refused with 403 Forbidden. lim must be the limiter the view observes.
+// It is safe to call at any time; a nil lim disables the buttons again.
+func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
+
+// Observe counts e: give it to core.Config.Observe, or to
+// [core.Observers] with the application's other hooks. It counts every
+// decision in its scope's series, by kind of caller and outcome, in the
+// second of Config.Now; a refusal (core.OutcomeDenied) counts too against
+// the caller in the scope; a reset (core.OutcomeReset) is marked on the
+// caller's row. It takes no lock but the sketch's, for a refusal, and
+// allocates nothing, but on the first event of a scope.
+func (v *View) Observe(_ context.Context, e core.Event) {
+	if e.Decision == nil && e.BalanceDecision == nil {
+		return
+	}
+	o := e.Outcome()
+	now := v.cfg.Now()
+	switch {
+	case o == core.OutcomeReset:
+		v.top.markReset(e.Scope(), e.Caller(), now.UnixNano())
+		return
+	case o == core.OutcomeNone || o >= maxOutcome:
+		return
+	}
+	c := e.Caller()
+	k := c.Kind()
+	s := v.series.get(e.Scope())
+	if !s.seen[k].Load() {
+		s.seen[k].Store(true)
+	}
+	s.rings[k][o].add(now.Unix())
+	if o == core.OutcomeDenied {
+		v.top.add(e.Scope(), c, now.UnixNano())
+	}
+}
+
+// A Snapshot is what the view shows at one time, as its JSON answer
+// (GET with ?format=json) holds it.
+type Snapshot struct {
+	// Now is when the snapshot was taken, by Config.Now.
+	Now time.Time `json:"now"`
+	// Series are the per-second counts of every scope and kind of caller
+	// seen, for every outcome, sorted by scope, kind and outcome.
+	Series []Series `json:"series"`
+	// Refused are the callers refused most that were last refused within
+	// the last [Seconds] seconds, the most refused first, at most
+	// Config.Listed.
+	Refused []Refused `json:"refused"`
+	// Refusals is N, the refusals counted in the current period of
+	// [Seconds] seconds and the previous one: the last 15 to 30 minutes.
+	Refusals int64 `json:"refusals"`
+	// Callers is the number of callers the view keeps (Config.Callers).
+	Callers int `json:"callers"`
+	// ErrorBound is N/Callers rounded down: no count of Refused is too
+	// high by more, and every caller refused more often is kept.
+	ErrorBound int64 `json:"error_bound"`
+	// ResetAllowed reports whether reset requests are served
+	// ([View.AllowReset]).
+	ResetAllowed bool `json:"reset_allowed"`
+}
+
+// A Series is the number of decisions of one scope, kind of caller and
+// outcome in each of the last [Seconds] seconds.
+type Series struct {
+	// Scope is the scope's name.
+	Scope string `json:"scope"`
+	// Kind is "anon" or "user" (core.Kind).
+	Kind string `json:"kind"`
+	// Outcome is "allowed", "denied", "exempt", "shadow", "failed_open" or
+	// "failed_closed" (core.Outcome).
+	Outcome string `json:"outcome"`
+	// Total is the sum of PerSecond.
+	Total int64 `json:"total"`
+	// PerSecond holds [Seconds] counts, the oldest first; the last is the
+	// current second, still counting.
+	PerSecond []int64 `json:"per_second"`
+}
+
+// A Refused is a caller the view counts refusals of, in one scope.
+type Refused struct {
+	// Scope is the scope it was refused in.
+	Scope string `json:"scope"`
+	// Caller is who it is, as core.Caller.String writes it: a user id, an
+	// address or network, or "key:" and an API key.
+	Caller string `json:"caller"`
+	// Kind is "anon" or "user".
+	Kind string `json:"kind"`
+	// Refusals is the number of refusals counted in the current and the
+	// previous period: at least the true number since the view began
+	// counting the caller in them, and at most Error more.
+	Refusals int64 `json:"refusals"`
+	// Error is how many of Refusals may be other callers' refusals: 0
+	// when the caller was counted from its first refusal, at most
+	// Snapshot.ErrorBound.
+	Error int64 `json:"error"`
+	// First and Last are the first and last refusals counted in the two
+	// periods.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	// Reset is the caller's last reset in the scope since it was counted,
+	// or the zero time (left out of the JSON).
+	Reset time.Time `json:"reset,omitzero"`
+}
+
+// Snapshot returns what the view shows now.
+func (v *View) Snapshot() Snapshot {
+	now := v.cfg.Now()
+	sec := now.Unix()
+	snap := Snapshot{Now: now, Callers: v.cfg.Callers, ResetAllowed: v.limiter.Load() != nil, Series: []Series{}, Refused: []Refused{}}
+	scopes := v.series.all()
+	for _, name := range slices.Sorted(maps.Keys(scopes)) {
+		s := scopes[name]
+		for _, k := range []core.Kind{core.Anonymous, core.User} {
+			if !s.seen[k].Load() {
+				continue
+			}
+			for _, o := range outcomes {
+				counts, sum := s.rings[k][o].read(sec)
+				snap.Series = append(snap.Series, Series{Scope: name, Kind: k.String(), Outcome: o.String(), Total: sum, PerSecond: counts})
+			}
+		}
+	}
+	entries, n := v.top.snapshot(now.UnixNano())
+	snap.Refusals, snap.ErrorBound = n, n/int64(v.cfg.Callers)
+	since := now.Add(-Seconds * time.Second).UnixNano()
+	entries = slices.DeleteFunc(entries, func(e entry) bool { return e.last <= since })
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(b.last, a.last), cmp.Compare(a.scope, b.scope))
+	})
+	for _, e := range entries[:min(len(entries), v.cfg.Listed)] {
+		r := Refused{
+			Scope: e.scope, Caller: e.caller.String(), Kind: e.caller.Kind().String(),
+			Refusals: e.count, Error: e.err,
+			First: time.Unix(0, e.first).In(now.Location()), Last: time.Unix(0, e.last).In(now.Location()),
+		}
+		if e.reset > e.first {
+			r.Reset = time.Unix(0, e.reset).In(now.Location())
+		}
+		snap.Refused = append(snap.Refused, r)
+	}
+	return snap
+}
