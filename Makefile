@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports modules docs api api-update allocs quiet consumer bench portal fuzz soak screenshot
+.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # examples/portal is one so that its -metrics otel keeps OpenTelemetry out
@@ -19,7 +19,7 @@ GO ?= go
 # compiles them; see make consumer).
 MODULES := prometheus otel examples/portal browsertest internal/consumertest
 
-test: deps fmt-check vet imports modules docs api allocs quiet
+test: deps fmt-check vet imports modules docs api allocs speed quiet
 	$(GO) test -race -count=1 ./...
 	for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 -timeout 90m ./...) || exit 1; done
 
@@ -71,6 +71,13 @@ api-update:
 # allocates as one observed by a hook that does nothing (issue 29).
 allocs:
 	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/ ./echo5limit/ ./liveview/
+
+# The speed guard of the request path (issue 27, ADR 0140): a request
+# through the Gin middleware, in its default settings, against a bare Gin
+# route in the same process, as a ratio to the figure recorded in
+# ginlimit/speed_test.go (build tag !race, like the allocation bounds).
+speed:
+	$(GO) test -count=1 -run 'TestSpeedGuard' ./ginlimit/
 
 # The Redis store's tests of Redis's own timing against Timeout
 # (core/redisstore/quiet_test.go, build tag !race): a paused Redis given up

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/labstack/echo/v4"
+	echo5 "github.com/labstack/echo/v5"
 )
 
 // The bridges mount net/http middleware on Gin and Echo without an
@@ -69,6 +70,38 @@ func echoBridge(m stdMiddleware) echo.MiddlewareFunc {
 			passed := ew.passed
 			*ew = echoWriter{}
 			echoWriters.Put(ew)
+			if !passed {
+				return nil
+			}
+			return next(c)
+		}
+	}
+}
+
+// echo5Writer is the ResponseWriter the Echo v5 bridge passes to the
+// middleware.
+type echo5Writer struct {
+	http.ResponseWriter
+	c      *echo5.Context
+	passed bool
+}
+
+var echo5Writers = sync.Pool{New: func() any { return new(echo5Writer) }}
+
+func echo5Bridge(m stdMiddleware) echo5.MiddlewareFunc {
+	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ew := w.(*echo5Writer)
+		ew.passed = true
+		ew.c.SetRequest(r)
+	}))
+	return func(next echo5.HandlerFunc) echo5.HandlerFunc {
+		return func(c *echo5.Context) error {
+			ew := echo5Writers.Get().(*echo5Writer)
+			ew.ResponseWriter, ew.c, ew.passed = c.Response(), c, false
+			h.ServeHTTP(ew, c.Request())
+			passed := ew.passed
+			*ew = echo5Writer{}
+			echo5Writers.Put(ew)
 			if !passed {
 				return nil
 			}

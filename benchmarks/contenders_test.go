@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/httprate"
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
+	echo5 "github.com/labstack/echo/v5"
 	"github.com/sethvargo/go-limiter/httplimit"
 	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/throttled/throttled/v2"
@@ -39,6 +40,7 @@ type contender struct {
 	stacked bool
 	gin     func(tb testing.TB, n int) []gin.HandlerFunc
 	echo    func(tb testing.TB, n int) []echo.MiddlewareFunc
+	echo5   func(tb testing.TB, n int) []echo5.MiddlewareFunc
 }
 
 // stdMiddleware is the net/http middleware shape most peers offer.
@@ -64,6 +66,13 @@ func fromStd(name string, build func(tb testing.TB, n int) []stdMiddleware) cont
 			}
 			return ms
 		},
+		echo5: func(tb testing.TB, n int) []echo5.MiddlewareFunc {
+			var ms []echo5.MiddlewareFunc
+			for _, m := range build(tb, n) {
+				ms = append(ms, echo5Bridge(m))
+			}
+			return ms
+		},
 	}
 }
 
@@ -79,9 +88,10 @@ var (
 // limit alone, the work it does for one window.
 var contenders = slices.Concat([]contender{
 	{
-		name: "baseline",
-		gin:  func(testing.TB, int) []gin.HandlerFunc { return nil },
-		echo: func(testing.TB, int) []echo.MiddlewareFunc { return nil },
+		name:  "baseline",
+		gin:   func(testing.TB, int) []gin.HandlerFunc { return nil },
+		echo:  func(testing.TB, int) []echo.MiddlewareFunc { return nil },
+		echo5: func(testing.TB, int) []echo5.MiddlewareFunc { return nil },
 	},
 	// nop is one native middleware that does nothing: what the framework
 	// charges any middleware (Echo v4 builds the chain, a closure per
@@ -92,6 +102,11 @@ var contenders = slices.Concat([]contender{
 		echo: func(testing.TB, int) []echo.MiddlewareFunc {
 			return []echo.MiddlewareFunc{func(next echo.HandlerFunc) echo.HandlerFunc {
 				return func(c echo.Context) error { return next(c) }
+			}}
+		},
+		echo5: func(testing.TB, int) []echo5.MiddlewareFunc {
+			return []echo5.MiddlewareFunc{func(next echo5.HandlerFunc) echo5.HandlerFunc {
+				return func(c *echo5.Context) error { return next(c) }
 			}}
 		},
 	},
@@ -122,6 +137,13 @@ func peers(suffix string, periods []time.Duration) []contender {
 				var ms []echo.MiddlewareFunc
 				for _, l := range ululeLimiters(n, periods) {
 					ms = append(ms, echoBridge(ulestd.NewMiddleware(l).Handler))
+				}
+				return ms
+			},
+			echo5: func(tb testing.TB, n int) []echo5.MiddlewareFunc {
+				var ms []echo5.MiddlewareFunc
+				for _, l := range ululeLimiters(n, periods) {
+					ms = append(ms, echo5Bridge(ulestd.NewMiddleware(l).Handler))
 				}
 				return ms
 			},
@@ -209,6 +231,13 @@ func peers(suffix string, periods []time.Duration) []contender {
 				}
 				return ms
 			},
+			echo5: func(tb testing.TB, n int) []echo5.MiddlewareFunc {
+				var ms []echo5.MiddlewareFunc
+				for _, p := range periods {
+					ms = append(ms, newRateMap(n, p).echo5)
+				}
+				return ms
+			},
 		},
 	}
 	for i := range cs {
@@ -282,6 +311,15 @@ func (rm *rateMap) echo(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !rm.allow(peerHost(c.Request())) {
 			return echo.ErrTooManyRequests
+		}
+		return next(c)
+	}
+}
+
+func (rm *rateMap) echo5(next echo5.HandlerFunc) echo5.HandlerFunc {
+	return func(c *echo5.Context) error {
+		if !rm.allow(peerHost(c.Request())) {
+			return echo5.ErrTooManyRequests
 		}
 		return next(c)
 	}

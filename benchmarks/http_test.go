@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/labstack/echo/v4"
+	echo5 "github.com/labstack/echo/v5"
 
 	"github.com/ratescope/ratescope/benchmarks"
 )
@@ -41,6 +42,16 @@ func newEcho(tb testing.TB, ms []echo.MiddlewareFunc) http.Handler {
 	return e
 }
 
+// newEcho5 returns an Echo v5 instance that takes the caller's address
+// from the peer with the middleware ms in front of one handler.
+func newEcho5(ms []echo5.MiddlewareFunc) http.Handler {
+	e := echo5.New()
+	e.IPExtractor = echo5.ExtractIPDirect()
+	e.Use(ms...)
+	e.GET("/", func(c *echo5.Context) error { return c.String(http.StatusOK, "ok") })
+	return e
+}
+
 // framework mounts a contender on one framework: nil if the contender is
 // not offered there.
 type framework struct {
@@ -60,6 +71,12 @@ var frameworks = []framework{
 			return nil
 		}
 		return newEcho(tb, c.echo(tb, n))
+	}},
+	{"echo5", func(tb testing.TB, c contender, n int) http.Handler {
+		if c.echo5 == nil {
+			return nil
+		}
+		return newEcho5(c.echo5(tb, n))
 	}},
 }
 
@@ -138,6 +155,11 @@ var callerCases = []struct {
 
 func BenchmarkGin(b *testing.B)  { benchmarkHTTP(b, frameworks[0]) }
 func BenchmarkEcho(b *testing.B) { benchmarkHTTP(b, frameworks[1]) }
+
+// BenchmarkEcho5 is BenchmarkEcho on Echo v5: the peers through the same
+// net/http bridge, ratescope through echo5limit (Echo's own RateLimiter is
+// not mounted: the v4 row stands for it).
+func BenchmarkEcho5(b *testing.B) { benchmarkHTTP(b, frameworks[2]) }
 
 func benchmarkHTTP(b *testing.B, fw framework) {
 	for _, c := range contenders {

@@ -5,9 +5,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/labstack/echo/v4"
+	echo5 "github.com/labstack/echo/v5"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/echo5limit"
 	"github.com/ratescope/ratescope/echolimit"
 	"github.com/ratescope/ratescope/ginlimit"
 )
@@ -39,6 +41,13 @@ func ratescopeContender(name string, mode core.HeaderMode) contender {
 				tb.Fatal(err)
 			}
 			return []echo.MiddlewareFunc{m}
+		},
+		echo5: func(tb testing.TB, n int) []echo5.MiddlewareFunc {
+			m, err := echo5limit.New(echo5limit.Config{Limiter: newRatescopeHeaders(tb, n, mode), Scope: "api"})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return []echo5.MiddlewareFunc{m}
 		},
 	}
 }

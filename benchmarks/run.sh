@@ -53,7 +53,7 @@ run() { # name, count, test binary arguments...
 files=()
 for group in $BENCH; do
 	case $group in
-	http) run http "$COUNT" -test.bench '^Benchmark(Gin|Echo)$' -test.benchtime "$BENCHTIME" -test.benchmem ;;
+	http) run http "$COUNT" -test.bench '^Benchmark(Gin|Echo|Echo5)$' -test.benchtime "$BENCHTIME" -test.benchmem ;;
 	redis) run redis "$COUNT" -test.bench '^Benchmark(Redis|Flood)$' -test.benchtime "$BENCHTIME" -test.benchmem ;;
 	memory) run memory "$MEM_COUNT" -test.bench '^BenchmarkMemory$' -test.benchtime 1x -test.timeout 30m ;;
 	*) echo "run.sh: unknown group $group" >&2; exit 2 ;;

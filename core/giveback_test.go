@@ -211,3 +211,43 @@ func TestGiveBackOutlivesTheRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, again.Allowed, "the unit was given back")
 }
+
+// TestTicketUsedAgain checks that Check clears a Ticket it filled before
+// (issue 27: a new Ticket is not cleared, and the give-back record is read
+// from the decision when first needed): each request on the reused Ticket
+// is given back once, by its own caller, whatever the request before it
+// did.
+func TestTicketUsedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ip, other := anonCaller("192.0.2.1"), anonCaller("192.0.2.2")
+	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,10/day"}})
+	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+
+	var tk core.Ticket
+	g.Check(ctx, &tk, core.Call{Caller: ip})
+	require.True(t, tk.Counted())
+	_ = tk.Decision() // kept on the heap, with its own give-back
+	require.NoError(t, tk.GiveBack(ctx))
+	assert.False(t, tk.Counted(), "given back")
+
+	g.Check(ctx, &tk, core.Call{Caller: other})
+	assert.Equal(t, other, tk.Decision().Caller, "the new request's decision, not the kept one")
+	require.True(t, tk.Counted(), "the new request holds its unit: the mark of the one before is gone")
+	require.NoError(t, tk.GiveBack(ctx))
+
+	g.Check(ctx, &tk, core.Call{Caller: other})
+	require.True(t, tk.Counted())
+	g.Check(ctx, &tk, core.Call{Caller: other})
+	require.True(t, tk.Counted(), "the unit given back above is free again: 2 of 2 used")
+	g.Check(ctx, &tk, core.Call{Caller: other})
+	assert.False(t, tk.Allowed())
+	assert.False(t, tk.Counted(), "a refusal on a used Ticket has nothing to give back")
+	require.NoError(t, tk.GiveBack(ctx))
+	assert.False(t, check(g, other).Allowed(), "the refusal gave nothing back")
+
+	for range 2 {
+		assert.True(t, check(g, ip).Allowed(), "the first caller's unit was given back, once")
+	}
+	assert.False(t, check(g, ip).Allowed())
+}

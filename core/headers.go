@@ -94,12 +94,12 @@ func (d *Decision) SetHeaders(h http.Header) {
 	for i := range d.n {
 		st := &d.res.Limits[i]
 		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
-		b = strconv.AppendInt(b, st.Remaining, 10)
+		b = appendCount(b, st.Remaining)
 		if t := ceilSeconds(st.Reset); t == k.full[i] {
 			b = append(b, k.tails[i]...) // every allowed request
 		} else {
 			b = append(b, ";t="...)
-			b = strconv.AppendInt(b, t, 10)
+			b = appendCount(b, t)
 		}
 		if st.Remaining < d.res.Limits[tight].Remaining {
 			tight = i
@@ -125,6 +125,40 @@ func (d *Decision) SetHeaders(h http.Header) {
 		h["X-Ratelimit-Remaining"] = append(legacy[1:1:2], strconv.FormatInt(st.Remaining, 10))
 		h["X-Ratelimit-Reset"] = append(legacy[2:2:3], strconv.FormatInt(ceilSeconds(st.Reset), 10))
 	}
+}
+
+// decimalPairs holds "00" to "99", for appendCount.
+const decimalPairs = "00010203040506070809" +
+	"10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
+	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
+	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
+
+// appendCount appends v in decimal, as strconv.AppendInt(b, v, 10) does
+// (TestAppendCount checks it), for the counts of every RateLimit value: a
+// count of 0 or more, two digits at a time, with no call beyond the final
+// copy. A negative v, which no count is, goes to strconv.
+func appendCount(b []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(b, v, 10)
+	}
+	u := uint64(v)
+	var tmp [20]byte // the 19 digits of the largest int64, and room
+	i := len(tmp)
+	for u >= 100 {
+		q := u / 100
+		j := (u - q*100) * 2
+		i -= 2
+		tmp[i], tmp[i+1] = decimalPairs[j], decimalPairs[j+1]
+		u = q
+	}
+	if u >= 10 {
+		i -= 2
+		tmp[i], tmp[i+1] = decimalPairs[u*2], decimalPairs[u*2+1]
+	} else {
+		i--
+		tmp[i] = byte('0' + u)
+	}
+	return append(b, tmp[i:]...)
 }
 
 func policyName(scope string, kind Kind, r Rate) string {

@@ -153,9 +153,14 @@ func (*noCopy) Unlock() {}
 // Check keeps no reference to t.
 func (g *Guard) Check(ctx context.Context, t *Ticket, call Call) {
 	start := g.lim.start()
-	t.d, t.kept, t.lim = Decision{}, nil, g.lim
-	t.grant.limits = nil
-	t.grant.given.Store(false)
+	if t.lim != nil || t.kept != nil {
+		// A Ticket used before: clear it. A new one (a middleware's
+		// variable) is zero already, and is not cleared twice.
+		t.d, t.kept = Decision{}, nil
+		t.grant.limits = nil
+		t.grant.given.Store(false)
+	}
+	t.lim = g.lim
 	if call.Plan != "" && call.Caller.Kind() == User {
 		g = g.forPlan(call.Plan)
 	}
@@ -166,11 +171,10 @@ func (g *Guard) Check(ctx context.Context, t *Ticket, call Call) {
 		g.lim.observe(ctx, d, time.Time{})
 		return
 	}
+	// What a counted request can give back is read from t.d when it is
+	// needed (Ticket.share): t.d is the Ticket's own until Decision
+	// copies it out, so it still says what the store counted.
 	g.lim.decide(ctx, g.scope, call.Caller, cost, d)
-	if d.Outcome == OutcomeAllowed && d.limits != nil {
-		gr := &t.grant
-		gr.limits, gr.scope, gr.caller, gr.cost, gr.at = d.limits, d.Scope, d.Caller, d.Cost, d.res.At
-	}
 	if call.Header != nil {
 		d.SetHeaders(call.Header)
 	}
@@ -183,7 +187,10 @@ func (t *Ticket) Allowed() bool { return t.d.Allowed }
 
 // Counted reports whether the request was counted ([OutcomeAllowed]), and
 // so holds units that [Ticket.GiveBack] can give back, until it does.
-func (t *Ticket) Counted() bool { return t.share().limits != nil && !t.share().given.Load() }
+func (t *Ticket) Counted() bool {
+	gr := t.share()
+	return gr.limits != nil && !gr.given.Load()
+}
 
 // StoreErr is the store's error when the decision failed open or failed
 // closed: [Decision.StoreErr] without copying the decision out.
@@ -196,9 +203,10 @@ func (t *Ticket) StoreErr() error { return t.d.StoreErr }
 // [Ticket.GiveBack] give the request back at most once between them.
 func (t *Ticket) Decision() *Decision {
 	if t.kept == nil {
+		own := t.share()
 		k := &kept{d: t.d}
-		k.g.limits, k.g.scope, k.g.caller, k.g.cost, k.g.at = t.grant.limits, t.grant.scope, t.grant.caller, t.grant.cost, t.grant.at
-		k.g.given.Store(t.grant.given.Load())
+		k.g.limits, k.g.scope, k.g.caller, k.g.cost, k.g.at = own.limits, own.scope, own.caller, own.cost, own.at
+		k.g.given.Store(own.given.Load())
 		if k.g.limits != nil {
 			k.d.grant = &k.g
 		}
@@ -223,12 +231,20 @@ func (t *Ticket) GiveBack(ctx context.Context) error {
 }
 
 // share returns the give-back the Ticket shares with its decision on the
-// heap, or its own before Decision was called.
+// heap, or its own before Decision was called, which it fills from the
+// decision the first time a counted request needs it ([OutcomeAllowed]
+// with limits: what the store counted), so that a request nobody gives
+// back does not pay for the copy.
 func (t *Ticket) share() *grant {
 	if t.kept != nil {
 		return &t.kept.g
 	}
-	return &t.grant
+	gr := &t.grant
+	if gr.limits == nil && t.d.Outcome == OutcomeAllowed && t.d.limits != nil {
+		d := &t.d
+		gr.limits, gr.scope, gr.caller, gr.cost, gr.at = d.limits, d.Scope, d.Caller, d.Cost, d.res.At
+	}
+	return gr
 }
 
 // errNotAGuardDecision is the error of [Limiter.GiveBack] for a counted

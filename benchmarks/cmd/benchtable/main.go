@@ -195,6 +195,7 @@ func main() {
 	defer w.Flush()
 	r.httpTables(w, "BenchmarkGin")
 	r.httpTables(w, "BenchmarkEcho")
+	r.httpTables(w, "BenchmarkEcho5")
 	r.table(w, "BenchmarkMemory", "B/caller", "B/caller-idle", "%held-idle", "ns/new-caller")
 	r.table(w, "BenchmarkRedis", "decisions/s", "redis-µs/op", "roundtrips/op", "ns/op", "allocs/op", "B/op")
 	r.table(w, "BenchmarkFlood", "denied/s", "redis-µs/denied", "cmds/denied", "roundtrips/denied", "%allowed", "allocs/op")
@@ -378,7 +379,7 @@ func (r *results) targets(w io.Writer) {
 func (r *results) likeForLike(w io.Writer) {
 	type column struct{ bench, callers, title string }
 	var cols []column
-	for _, bench := range []string{"BenchmarkGin", "BenchmarkEcho"} {
+	for _, bench := range []string{"BenchmarkGin", "BenchmarkEcho", "BenchmarkEcho5"} {
 		for _, c := range []string{"1", "10k"} {
 			if _, ok := r.overhead(bench, "ratescope", "baseline", c, "ns/op"); ok {
 				cols = append(cols, column{bench, c, strings.TrimPrefix(bench, "Benchmark") + ", callers=" + c})
