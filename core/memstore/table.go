@@ -232,11 +232,12 @@ func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Res
 		}
 	}
 	sh.mark(k, until)
-	if !allowed {
-		t.refuse(sh, e, req, pos, sums, last, now, res)
-		return
+	if allowed {
+		sh.mu.Unlock()
+		res.Allowed, res.At = true, now
+	} else {
+		t.refuse(sh, e, req, pos, last, now, res) // unlocks sh
 	}
-	sh.mu.Unlock()
 
 	// The rest reads copies, outside the lock.
 	for i := range len(t.shapes) { // one shape per window; e is not read unlocked
@@ -246,26 +247,19 @@ func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Res
 		st.Remaining = max(r.Limit-sums[i], 0)
 		st.Reset = window.Reset(t.shapes[i].Period, last, now, sums[i])
 	}
-	res.Allowed = true
-	res.At = now
 }
 
-// refuse answers a refused request of take: it copies the caller's
-// windows, unlocks sh, which take locked, and writes to res how long each
-// limit makes the caller wait, read from the copy outside the lock. An
-// allowed request, the common case, makes no copy.
-func (t *genericTable[K, T, W]) refuse(sh *shard[K, T, W], e *entry[T, W], req *core.Request, pos [core.MaxLimits]window.Pos, sums [core.MaxLimits]int64, last, now int64, res *core.Result) {
+// refuse writes to res, for a refused request of take, how long each limit
+// makes the caller wait: it copies the caller's windows, unlocks sh, which
+// take locked, and reads the copy outside the lock. An allowed request,
+// the common case, makes no copy.
+func (t *genericTable[K, T, W]) refuse(sh *shard[K, T, W], e *entry[T, W], req *core.Request, pos [core.MaxLimits]window.Pos, last, now int64, res *core.Result) {
 	w := e.w
 	sh.mu.Unlock()
 	for i := range len(w) {
-		r := req.Limits[i]
-		st := &res.Limits[i]
-		st.Rate = r
-		st.Remaining = max(r.Limit-sums[i], 0)
-		st.Reset = window.Reset(t.shapes[i].Period, last, now, sums[i])
 		c := &w[i]
 		c.Advance(t.shapes[i], pos[i], last, now)
-		st.RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, r.Limit, req.Cost)
+		res.Limits[i].RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, req.Limits[i].Limit, req.Cost)
 	}
 }
 
