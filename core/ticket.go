@@ -203,10 +203,9 @@ func (t *Ticket) StoreErr() error { return t.d.StoreErr }
 // [Ticket.GiveBack] give the request back at most once between them.
 func (t *Ticket) Decision() *Decision {
 	if t.kept == nil {
-		own := t.share()
 		k := &kept{d: t.d}
-		k.g.limits, k.g.scope, k.g.caller, k.g.cost, k.g.at = own.limits, own.scope, own.caller, own.cost, own.at
-		k.g.given.Store(own.given.Load())
+		k.g.from(&t.d)
+		k.g.given.Store(t.grant.given.Load())
 		if k.g.limits != nil {
 			k.d.grant = &k.g
 		}
@@ -240,11 +239,18 @@ func (t *Ticket) share() *grant {
 		return &t.kept.g
 	}
 	gr := &t.grant
-	if gr.limits == nil && t.d.Outcome == OutcomeAllowed && t.d.limits != nil {
-		d := &t.d
-		gr.limits, gr.scope, gr.caller, gr.cost, gr.at = d.limits, d.Scope, d.Caller, d.Cost, d.res.At
+	if gr.limits == nil {
+		gr.from(&t.d)
 	}
 	return gr
+}
+
+// from records what d, a decision no one else has seen, counted: nothing
+// unless it is a counted request ([OutcomeAllowed] with limits).
+func (g *grant) from(d *Decision) {
+	if d.Outcome == OutcomeAllowed && d.limits != nil {
+		g.limits, g.scope, g.caller, g.cost, g.at = d.limits, d.Scope, d.Caller, d.Cost, d.res.At
+	}
 }
 
 // errNotAGuardDecision is the error of [Limiter.GiveBack] for a counted
