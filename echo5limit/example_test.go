@@ -1,11 +1,8 @@
 package echo5limit_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -13,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -159,30 +155,6 @@ func ExampleErrLimited() {
 	// Output:
 	// 200 records
 	// 429 slow down, 192.0.2.1
-}
-
-// The common set-up: one limiter for the process, the startup checks in
-// the log, and the middleware on the routes of the "api" scope. The
-// README's quick start, examples/quickstart, is the same as a whole
-// program.
-func ExampleNew() {
-	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several
-		Rates:      map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
-		NumProxies: core.Proxies(1), // one reverse proxy in front of the app
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	checks.Log(context.Background(), slog.Default(), lim)
-	limit, err := echo5limit.New(echo5limit.Config{Limiter: lim, User: func(c *echo.Context) string { s, _ := c.Get("user").(string); return s }})
-	if err != nil {
-		log.Fatal(err)
-	}
-	e := echo.New()
-	checks.LogMessages(context.Background(), slog.Default(), echo5limit.CheckClientIP(e, lim)) // W612 until e.IPExtractor agrees
-	e.GET("/api/records", func(c *echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, limit)
-	log.Fatal(e.Start("127.0.0.1:8080"))
 }
 
 // Routes in two scopes: /api/records in "api", and /api/export in a scope

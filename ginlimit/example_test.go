@@ -1,19 +1,14 @@
 package ginlimit_test
 
 import (
-	"context"
 	"fmt"
-	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -108,49 +103,6 @@ func ExampleConfig_user() {
 	// 200 anon 192.0.2.1 checked=true
 	// 200 user alice checked=true
 	// 200 user root checked=false
-}
-
-// The common set-up: one limiter for the process, the startup checks in
-// the log, and the middleware on the routes of the "api" scope. The
-// README's quick start, examples/quickstart, is the same as a whole
-// program.
-func ExampleNew() {
-	r, _ := quickStart()
-	log.Fatal(r.Run("127.0.0.1:8080"))
-}
-
-// quickStart is the set-up of the README's Gin quick start
-// (examples/quickstart/gin): the engine of ExampleNew and
-// its limiter (TestQuickStartTrustsOnlyItsProxies checks them). Both read
-// the client's address from X-Forwarded-For only when a proxy of
-// 10.0.0.0/8 sends it: gin.Default trusts every proxy, so the engine is told
-// the same networks, and CheckClientIP (W612) would say if they differed.
-func quickStart() (*gin.Engine, *core.Limiter) {
-	proxies := []string{"10.0.0.0/8"} // your reverse proxies' networks
-	trusted, err := core.ParseNetworks(strings.Join(proxies, ","))
-	if err != nil {
-		log.Fatal(err)
-	}
-	lim, err := core.New(core.Config{
-		Store:          memstore.New(memstore.Config{}), // one process; redisstore for several
-		Rates:          map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
-		TrustedProxies: trusted,
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, User: func(c *gin.Context) string { return c.GetString("user") }})
-	if err != nil {
-		log.Fatal(err)
-	}
-	r := gin.Default()
-	if err := r.SetTrustedProxies(proxies); err != nil { // Gin trusts every proxy by default
-		log.Fatal(err)
-	}
-	checks.Log(context.Background(), slog.Default(), lim)
-	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
-	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
-	return r, lim
 }
 
 // Routes in two scopes: /api/records in "api", and /api/export in a scope

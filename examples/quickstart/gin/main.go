@@ -21,6 +21,15 @@ import (
 )
 
 func main() {
+	r, lim := newServer()
+	checks.Log(context.Background(), slog.Default(), lim)
+	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
+	log.Fatal(r.Run()) // :8080, or :$PORT if PORT is set
+}
+
+// newServer returns the engine and its limiter. Both read the client's
+// address from X-Forwarded-For only when a proxy of 10.0.0.0/8 sends it.
+func newServer() (*gin.Engine, *core.Limiter) {
 	proxies := []string{"10.0.0.0/8"} // your reverse proxies' networks
 	trusted, err := core.ParseNetworks(strings.Join(proxies, ","))
 	if err != nil {
@@ -42,8 +51,6 @@ func main() {
 	if err := r.SetTrustedProxies(proxies); err != nil { // Gin trusts every proxy by default
 		log.Fatal(err)
 	}
-	checks.Log(context.Background(), slog.Default(), lim)
-	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
 	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
-	log.Fatal(r.Run()) // :8080, or :$PORT if PORT is set
+	return r, lim
 }

@@ -1,4 +1,4 @@
-package ginlimit_test
+package main
 
 import (
 	"net/http"
@@ -13,13 +13,13 @@ import (
 	"github.com/ratescope/ratescope/ginlimit"
 )
 
-// TestQuickStartTrustsOnlyItsProxies checks the set-up of the README's Gin
-// quick start (quickStart, the body of ExampleNew): Gin and the limiter agree on every
-// caller, so W612 stays silent, and a forged X-Forwarded-For sent straight
-// to the app is believed by neither. Before issue 18 the quick start used
-// gin.Default() as it is, trusting every proxy, which W612 reports.
+// TestQuickStartTrustsOnlyItsProxies checks the README's Gin quick start
+// (newServer): Gin and the limiter agree on every caller, so W612 stays
+// silent, and a forged X-Forwarded-For sent straight to the app is
+// believed by neither. Before issue 18 the quick start used gin.Default()
+// as it is, trusting every proxy, which W612 reports.
 func TestQuickStartTrustsOnlyItsProxies(t *testing.T) {
-	r, lim := quickStart()
+	r, lim := newServer()
 	assert.Empty(t, ginlimit.CheckClientIP(r, lim), "the quick start's engine and limiter agree")
 
 	msgs := ginlimit.CheckClientIP(gin.Default(), lim)
