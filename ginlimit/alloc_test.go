@@ -20,9 +20,11 @@ import (
 	"github.com/ratescope/ratescope/ginlimit"
 )
 
-// TestAllocations checks the issue 13 bound: the middleware adds at most 2
-// allocations to a request through Gin, both headers included.
-func TestAllocations(t *testing.T) {
+// defaultMiddleware returns the middleware in its default settings, on
+// memstore, with two limits that no test reaches: what the allocation
+// bounds and the speed guard measure.
+func defaultMiddleware(t *testing.T) gin.HandlerFunc {
+	t.Helper()
 	ms := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = ms.Close() })
 	lim, err := core.New(core.Config{
@@ -33,6 +35,13 @@ func TestAllocations(t *testing.T) {
 	require.NoError(t, err)
 	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
 	require.NoError(t, err)
+	return limit
+}
+
+// TestAllocations checks the issue 13 bound: the middleware adds at most 2
+// allocations to a request through Gin, both headers included.
+func TestAllocations(t *testing.T) {
+	limit := defaultMiddleware(t)
 	perRequest := func(ms ...gin.HandlerFunc) float64 {
 		r := gin.New()
 		r.GET("/api", append(ms, func(c *gin.Context) { c.Status(http.StatusNoContent) })...)

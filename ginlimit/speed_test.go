@@ -18,11 +18,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
-	"github.com/ratescope/ratescope/ginlimit"
 )
 
 // Issue 27's speed guard (docs/adr/0140-a-speed-guard-by-ratio.md): the
@@ -55,16 +50,7 @@ const (
 // TestSpeedGuard fails when the middleware's time relative to a bare Gin
 // route has grown more than speedMargin over speedRecorded.
 func TestSpeedGuard(t *testing.T) {
-	ms := memstore.New(memstore.Config{})
-	t.Cleanup(func() { _ = ms.Close() })
-	lim, err := core.New(core.Config{
-		Store:      ms,
-		Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-		NumProxies: core.Proxies(0),
-	})
-	require.NoError(t, err)
-	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
-	require.NoError(t, err)
+	limit := defaultMiddleware(t)
 	round := func(ms ...gin.HandlerFunc) func() time.Duration {
 		r := gin.New()
 		r.GET("/api", append(ms, func(c *gin.Context) { c.String(http.StatusOK, "ok") })...)
