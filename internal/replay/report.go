@@ -201,6 +201,8 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 			})
 		}
 		j.WhatIf = append(j.WhatIf, wi)
+	}
+	if len(j.WhatIf) > 0 {
 		j.Note = WindowsNote
 	}
 	enc := json.NewEncoder(w)
