@@ -1,12 +1,8 @@
 package browsertest_test
 
 import (
-	"bytes"
 	"context"
-	"image/png"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,28 +50,6 @@ var readLive = chromedp.Evaluate[liveRow](`(() => {
 	};
 })()`)
 
-// waitLive waits until the page shows what ok accepts, at most
-// waitTimeout, and returns it: the page refreshes itself every 2 s.
-func waitLive(t *testing.T, ctx context.Context, what string, ok func(liveRow) bool) liveRow {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
-	defer cancel()
-	var last liveRow
-	for {
-		v, err := chromedp.Run(ctx, readLive)
-		require.NoError(t, err, "reading the live view, waiting for %s", what)
-		if ok(v) {
-			return v
-		}
-		last = v
-		select {
-		case <-ctx.Done():
-			t.Fatalf("live view: waiting for %s: %v; it shows %+v", what, ctx.Err(), last)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // extraHeaders makes the tab send h with every request.
 func extraHeaders(h network.Headers) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
@@ -106,27 +80,6 @@ func records(t *testing.T, url, xff string, n int) []int {
 // limited", relative to this module.
 const liveViewScreenshot = "../docs/howto/live-view.png"
 
-// liveScreenshot takes the page from its top to the end of its table,
-// screenshotWidth pixels wide, and writes it to liveViewScreenshot with
-// -update-screenshot, to a temporary directory otherwise.
-func liveScreenshot(t *testing.T, ctx context.Context) {
-	t.Helper()
-	bottom, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
-		`document.getElementById("refused").getBoundingClientRect().bottom + window.scrollY + 16`))
-	require.NoError(t, err)
-	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, bottom))
-	require.NoError(t, err)
-	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
-	require.NoError(t, err)
-	assert.Equal(t, screenshotWidth, cfg.Width)
-	path := filepath.Join(t.TempDir(), "live-view.png")
-	if *updateScreenshot {
-		path = liveViewScreenshot
-	}
-	require.NoError(t, os.WriteFile(path, shot, 0o644))
-	t.Logf("screenshot %s: %dx%d, %d bytes", path, cfg.Width, cfg.Height, len(shot))
-}
-
 // The live view of the portal (/debug/limits, -admin-token): a caller
 // driven over its limit is at the top of the page with its refusals, and
 // the scope's refused series rises as it is refused again, without a
@@ -151,12 +104,12 @@ func TestLiveView(t *testing.T) {
 			require.NoError(t, chromedp.Do(ctx,
 				extraHeaders(network.Headers{"X-Admin-Token": liveToken}),
 				chromedp.Navigate(url+"/debug/limits")))
-			v := waitLive(t, ctx, "the crawler at the top", func(v liveRow) bool { return v.Caller != "" })
+			v := waitPage(t, ctx, "the live view", readLive, "the crawler at the top", func(v liveRow) bool { return v.Caller != "" })
 			assert.Equal(t, liveRow{Caller: crawler, Scope: "api", Refusals: "4", Refused: "5", Drawn: true}, v)
 
 			// Refused again: the page shows it without a reload.
 			assert.Equal(t, []int{429, 429, 429}, records(t, url, crawler, 3))
-			v = waitLive(t, ctx, "the new refusals", func(v liveRow) bool { return v.Refusals == "7" })
+			v = waitPage(t, ctx, "the live view", readLive, "the new refusals", func(v liveRow) bool { return v.Refusals == "7" })
 			assert.Equal(t, "8", v.Refused, "the api scope's refused series")
 			assert.Contains(t, v.Status, "updated ")
 			loads, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType("navigation").length`))
@@ -165,14 +118,15 @@ func TestLiveView(t *testing.T) {
 
 			// Reset: the crawler is served again.
 			require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#refused button[data-caller="`+crawler+`"]`))))
-			v = waitLive(t, ctx, "the reset", func(v liveRow) bool { return v.Reset != "" })
+			v = waitPage(t, ctx, "the live view", readLive, "the reset", func(v liveRow) bool { return v.Reset != "" })
 			assert.Contains(t, v.Status, "reset "+crawler+" in api; updated ")
 			assert.Equal(t, crawler, v.Caller)
 			assert.Equal(t, []int{200, 200, 200, 429}, records(t, url, crawler, 4), "served again after the reset")
-			v = waitLive(t, ctx, "the refusal after the reset", func(v liveRow) bool { return v.Refusals == "8" })
+			v = waitPage(t, ctx, "the live view", readLive, "the refusal after the reset", func(v liveRow) bool { return v.Refusals == "8" })
 			assert.Equal(t, "9", v.Refused)
 			if fw == "gin" {
-				liveScreenshot(t, ctx)
+				// From its top to the end of its table.
+				takeScreenshot(t, ctx, `document.getElementById("refused").getBoundingClientRect().bottom + window.scrollY + 16`, liveViewScreenshot)
 			}
 
 			// Nothing but the page's own URL, answered; no console error.

@@ -145,19 +145,27 @@ const waitTimeout = 30 * time.Second
 // waitTimeout, and returns it.
 func waitBox(t *testing.T, ctx context.Context, name string, what string, ok func(boxView) bool) boxView {
 	t.Helper()
+	return waitPage(t, ctx, "box "+name, viewBox(name), what, ok)
+}
+
+// waitPage runs read, which reads page from the tab of ctx, until ok
+// accepts what it returns, at most waitTimeout, and returns that: what
+// says what the test waits for.
+func waitPage[T any](t *testing.T, ctx context.Context, page string, read chromedp.Action[T], what string, ok func(T) bool) T {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout)
 	defer cancel()
-	var last boxView
+	var last T
 	for {
-		v, err := chromedp.Run(ctx, viewBox(name))
-		require.NoError(t, err, "reading box %s, waiting for %s", name, what)
+		v, err := chromedp.Run(ctx, read)
+		require.NoError(t, err, "reading %s, waiting for %s", page, what)
 		if ok(v) {
 			return v
 		}
 		last = v
 		select {
 		case <-ctx.Done():
-			t.Fatalf("box %s: waiting for %s: %v; it shows %+v", name, what, ctx.Err(), last)
+			t.Fatalf("%s: waiting for %s: %v; it shows %+v", page, what, ctx.Err(), last)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

@@ -384,18 +384,25 @@ func TestReplayReportOfTheHowTo(t *testing.T) {
 
 	// The screenshot: the top of the page and the first scope and kind,
 	// whose charts the how-to explains, 1200 pixels wide.
-	bottom, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
-		`document.querySelector("section.group").getBoundingClientRect().bottom + window.scrollY + 16`))
+	takeScreenshot(t, ctx, `document.querySelector("section.group").getBoundingClientRect().bottom + window.scrollY + 16`, screenshotPath)
+}
+
+// takeScreenshot takes the page of ctx from its top down to bottom, a
+// JavaScript expression of the page's CSS pixels, screenshotWidth pixels
+// wide, and writes it to path with -update-screenshot, to a temporary
+// directory otherwise.
+func takeScreenshot(t *testing.T, ctx context.Context, bottom, path string) {
+	t.Helper()
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[float64](bottom))
 	require.NoError(t, err)
-	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, bottom))
+	shot, err := chromedp.Run(ctx, screenshot(screenshotWidth, height))
 	require.NoError(t, err)
 	cfg, err := png.DecodeConfig(bytes.NewReader(shot))
 	require.NoError(t, err)
 	assert.Equal(t, screenshotWidth, cfg.Width)
-	assert.Equal(t, int(math.Ceil(bottom)), cfg.Height)
-	path := filepath.Join(dir, "replay-report.png")
-	if *updateScreenshot {
-		path = screenshotPath
+	assert.Equal(t, int(math.Ceil(height)), cfg.Height)
+	if !*updateScreenshot {
+		path = filepath.Join(t.TempDir(), filepath.Base(path))
 	}
 	require.NoError(t, os.WriteFile(path, shot, 0o644))
 	t.Logf("screenshot %s: %dx%d, %d bytes", path, cfg.Width, cfg.Height, len(shot))

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,8 +32,10 @@ func TestObservers(t *testing.T) {
 	assert.Equal(t, []string{"metrics allowed", "live allowed", "metrics denied", "live denied"}, seen)
 
 	seen = nil
-	one := core.Observers(nil, hook("only"))
+	only := hook("only")
+	one := core.Observers(nil, only)
 	require.NotNil(t, one)
+	assert.Equal(t, reflect.ValueOf(only).Pointer(), reflect.ValueOf(one).Pointer(), "the one hook itself, not a loop around it")
 	one(ctx, core.Event{Decision: &core.Decision{Outcome: core.OutcomeExempt}})
 	assert.Equal(t, []string{"only exempt"}, seen)
 }

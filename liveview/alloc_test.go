@@ -7,6 +7,8 @@ package liveview_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"testing"
 
@@ -14,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/liveview"
 )
 
@@ -25,7 +27,7 @@ func TestObserveAllocatesNothing(t *testing.T) {
 	for i := range callers {
 		callers[i] = s.user("user-" + strconv.Itoa(i))
 	}
-	d := core.Decision{Scope: "api", Caller: callers[0]}
+	d := core.Decision{Scope: "api", Caller: callers[0], Outcome: core.OutcomeAllowed}
 	s.view.Observe(ctx, core.Event{Decision: &d}) // the scope's first event makes its series
 	for _, o := range []core.Outcome{core.OutcomeAllowed, core.OutcomeExempt, core.OutcomeFailedOpen, core.OutcomeDenied, core.OutcomeReset} {
 		i := 0
@@ -45,32 +47,32 @@ func TestObserveAllocatesNothing(t *testing.T) {
 // copy of the decision for any hook, ADR 0030).
 func TestNoAllocationWhenMounted(t *testing.T) {
 	ctx := context.Background()
-	allocs := func(hook func(context.Context, core.Event), caller func(setup) core.Caller) float64 {
-		s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min", "api.user": "2000000000/min"})
-		store := memstore.New(memstore.Config{SweepInterval: -1})
-		t.Cleanup(func() { _ = store.Close() })
-		lim, err := core.New(core.Config{Rates: map[string]string{"api.anon": "1/min", "api.user": "2000000000/min"}, Store: store, Now: s.clock.Now, NumProxies: core.Proxies(0), Observe: hook})
-		require.NoError(t, err)
-		g, err := lim.Guard("api", 1)
-		require.NoError(t, err)
-		var tk core.Ticket
-		h := http.Header{}
-		c := caller(s)
-		g.Check(ctx, &tk, core.Call{Caller: c, Header: h})
-		return testing.AllocsPerRun(1000, func() { g.Check(ctx, &tk, core.Call{Caller: c, Header: h}) })
-	}
+	rates := map[string]string{"api.anon": "1/min", "api.user": "2000000000/min"}
 	for _, tt := range []struct {
 		name   string
-		caller func(setup) core.Caller
+		caller func(*core.Limiter) core.Caller
 	}{
-		{name: "allowed", caller: func(s setup) core.Caller { return s.user("alice") }},
-		{name: "refused", caller: func(s setup) core.Caller { return s.addr("192.0.2.1") }},
+		{name: "allowed", caller: func(lim *core.Limiter) core.Caller {
+			return lim.Caller(httptest.NewRequest(http.MethodGet, "/", nil), "", "alice")
+		}},
+		{name: "refused", caller: func(lim *core.Limiter) core.Caller { return lim.AddrCaller(netip.MustParseAddr("192.0.2.1")) }},
 	} {
-		view, err := liveview.New(liveview.Config{})
+		clock := storetest.NewClock(storetest.Start)
+		allocs := func(hook func(context.Context, core.Event)) float64 {
+			lim := newLimiter(t, clock, rates, hook)
+			g, err := lim.Guard("api", 1)
+			require.NoError(t, err)
+			var tk core.Ticket
+			h := http.Header{}
+			c := tt.caller(lim)
+			g.Check(ctx, &tk, core.Call{Caller: c, Header: h})
+			return testing.AllocsPerRun(1000, func() { g.Check(ctx, &tk, core.Call{Caller: c, Header: h}) })
+		}
+		view, err := liveview.New(liveview.Config{Now: clock.Now})
 		require.NoError(t, err)
-		nothing := allocs(func(context.Context, core.Event) {}, tt.caller)
-		mounted := allocs(view.Observe, tt.caller)
-		both := allocs(core.Observers(func(context.Context, core.Event) {}, view.Observe), tt.caller)
+		nothing := allocs(func(context.Context, core.Event) {})
+		mounted := allocs(view.Observe)
+		both := allocs(core.Observers(func(context.Context, core.Event) {}, view.Observe))
 		assert.Equal(t, nothing, mounted, "%s: Guard.Check observed by the view and by a hook that does nothing", tt.name)
 		assert.Equal(t, nothing, both, "%s: with core.Observers", tt.name)
 	}

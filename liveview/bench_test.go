@@ -27,32 +27,35 @@ import (
 // callers the view keeps, so that each refusal replaces one. Compare the
 // modes with benchstat -col /live.
 //
-// Measured on 2026-12-03 on a shared 2-core AMD EPYC (a noisy machine:
-// the spread is large), 10 interleaved passes:
+// Measured again on 2026-12-03, after the review of issue 29, under
+// flock -x /tmp/ratescope.lock, on a shared 2-core AMD EPYC (model name
+// "AMD EPYC", Go 1.26.8; a noisy virtual machine even so: the spread is
+// large), 10 interleaved passes:
 //
 //	go test -c -o lv.test ./liveview/
 //	for i in $(seq 10); do ./lv.test -test.run '^$' -test.bench ServedRequest -test.count 1 >> lv.txt; done
 //	benchstat -col /live lv.txt
 //
 //	                          off            nop                    on
-//	hot                       506.1n ± 32%   933.2n ± 52%  +84%     990.2n ± 59%  +96%
-//	callers=10000             557.0n ± 38%   891.4n ± 28%  +60%     878.3n ± 28%  +58%
-//	refused,callers=10000     1.790µ ± 14%   2.128µ ± 19%  +19%     2.356µ ± 16%  +32%
+//	hot                       342.3n ± 58%   593.9n ± 69%  +74%     597.1n ± 68%  +74%
+//	callers=10000             443.2n ± 56%   614.7n ± 88%  ~        554.1n ± 84%  ~
+//	refused,callers=10000     1.312µ ± 21%   1.490µ ± 38%  ~        1.970µ ± 33%  +50%
+//	B/op (served)             80             400                    400
 //	allocs/op (served)        2              3                      3
 //	allocs/op (refused)       9              10                     10
 //
 // nop against on (benchstat -col '/live@(nop on)'): for a served request
-// no difference measurable at this spread (p=0.32, 0.74), and the same
+// no difference measurable at this spread (p=0.87, 0.74), and the same
 // allocations: what a served request pays with the view mounted is what
 // any hook costs, the limiter's copy of the decision for the hook (320 B,
 // 1 allocation, ADR 0030), not the view. A refusal costs the sketch's
-// update under its lock; measured again, refused case alone, after the
-// sketch kept two periods (10 passes, -bench ServedRequest/refused):
+// update under its lock; the refused case alone (10 passes, -test.bench
+// ServedRequest/refused):
 //
 //	                          off            nop                    on
-//	refused,callers=10000     1.605µ ± 19%   1.726µ ± 24%  ~        2.261µ ± 38%  +41%
+//	refused,callers=10000     1.743µ ± 13%   2.024µ ± 25%  +16%     2.670µ ± 27%  +53%
 //
-// on against nop: +31% (p=0.000), about 0.5µs a refusal, in this worst
+// on against nop: +32% (p=0.009), about 0.65µs a refusal, in this worst
 // case where every refusal is of a caller the sketch does not keep and
 // takes another's place; no allocation more (10 and 10).
 func BenchmarkServedRequest(b *testing.B) {

@@ -1,44 +1,24 @@
 package liveview_test
 
 import (
-	"crypto/subtle"
-	"log"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/echolimit"
-	"github.com/ratescope/ratescope/liveview"
 )
 
-// The live view on Echo v4, at /debug/limits for GET and POST, behind the
-// application's own check of an administrator (here a token in a header).
+// The live view of [Example] on Echo v4, at /debug/limits for GET and
+// POST, behind the application's own check of an administrator.
 func Example_echo() {
-	view, err := liveview.New(liveview.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}),
-		NumProxies: core.Proxies(1),
-		Observe:    view.Observe,
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	view.AllowReset(lim)
-	admin := func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if subtle.ConstantTimeCompare([]byte(c.Request().Header.Get("X-Admin-Token")), []byte("s3cret")) != 1 {
-				return echo.NewHTTPError(http.StatusForbidden, "forbidden")
-			}
-			return next(c)
-		}
-	}
+	view, lim := newView()
+	admin := echo.WrapMiddleware(requireAdmin)
 	e := echo.New()
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/debug/limits", echo.WrapHandler(view), admin)
 	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string][]string{"records": {}}) }, echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim})))
-	log.Fatal(e.Start("127.0.0.1:8080"))
+	tryIt(e) // or: log.Fatal(e.Start("127.0.0.1:8080"))
+	// Output:
+	// GET, a stranger: 403
+	// GET, an administrator: 200
+	// POST, an administrator without the page's CSRF token: 403 {"error":"missing or wrong X-CSRF-Token"}
 }

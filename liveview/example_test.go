@@ -1,23 +1,38 @@
 package liveview_test
 
 import (
-	"context"
 	"crypto/subtle"
 	"fmt"
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"time"
+	"strings"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
-	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/liveview"
 )
 
 // Mounting the live view at /debug/limits, behind the application's own
 // authentication (here a token in a header), with the reset buttons on.
+// The view and its limiter are made by newView, the administrators told
+// by isAdmin, and tryIt asks for the page: the examples for Gin, Echo v4
+// and Echo v5 share them and show only how each mounts the view.
 func Example() {
+	view, lim := newView()
+	mux := http.NewServeMux()
+	mux.Handle("/debug/limits", requireAdmin(view))
+	_ = lim    // ... and the application's routes, limited by lim
+	tryIt(mux) // or: log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
+	// Output:
+	// GET, a stranger: 403
+	// GET, an administrator: 200
+	// POST, an administrator without the page's CSRF token: 403 {"error":"missing or wrong X-CSRF-Token"}
+}
+
+// newView returns a live view and the limiter it observes, with the
+// view's reset buttons on.
+func newView() (*liveview.View, *core.Limiter) {
 	view, err := liveview.New(liveview.Config{})
 	if err != nil {
 		log.Fatal(err)
@@ -31,17 +46,21 @@ func Example() {
 		log.Fatal(err)
 	}
 	view.AllowReset(lim) // optional: the reset buttons call lim.Reset
-	mux := http.NewServeMux()
-	mux.Handle("/debug/limits", requireToken("s3cret", view))
-	_ = lim // ... and the application's routes, limited by lim
-	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
+	return view, lim
 }
 
-// requireToken serves only requests whose X-Admin-Token header is token:
-// the application's own authentication, which the view leaves to it.
-func requireToken(token string, h http.Handler) http.Handler {
+// isAdmin reports whether r comes from an administrator: the
+// application's own authentication, which the view leaves to it (here
+// the token s3cret in the header X-Admin-Token).
+func isAdmin(r *http.Request) bool {
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Admin-Token")), []byte("s3cret")) == 1
+}
+
+// requireAdmin serves with h only the requests of administrators
+// (isAdmin), and answers the others 403 Forbidden.
+func requireAdmin(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-Admin-Token")), []byte(token)) != 1 {
+		if !isAdmin(r) {
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
@@ -49,40 +68,23 @@ func requireToken(token string, h http.Handler) http.Handler {
 	})
 }
 
-func ExampleView_Snapshot() {
-	clock := storetest.NewClock(time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC))
-	view, err := liveview.New(liveview.Config{Now: clock.Now})
-	if err != nil {
-		panic(err)
-	}
-	store := memstore.New(memstore.Config{})
-	defer store.Close()
-	lim, err := core.New(core.Config{
-		Store:      store,
-		Rates:      map[string]string{"api.user": "2/min"},
-		NumProxies: core.Proxies(0),
-		Now:        clock.Now,
-		Observe:    view.Observe,
-	})
-	if err != nil {
-		panic(err)
-	}
-	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
-	alice := lim.Caller(r, "", "alice") // the signed-in user alice
-	for range 5 {
-		_, _ = lim.Allow(context.Background(), "api", alice)
-	}
-	snap := view.Snapshot()
-	for _, s := range snap.Series {
-		if s.Total > 0 {
-			fmt.Println(s.Scope, s.Kind, s.Outcome, s.Total)
+// tryIt asks h for the view at /debug/limits as a stranger and as an
+// administrator, and for a reset without the page's CSRF token, and
+// prints the answers.
+func tryIt(h http.Handler) {
+	for _, ask := range []struct{ who, method, token string }{
+		{who: "a stranger", method: http.MethodGet},
+		{who: "an administrator", method: http.MethodGet, token: "s3cret"},
+		{who: "an administrator without the page's CSRF token", method: http.MethodPost, token: "s3cret"},
+	} {
+		r := httptest.NewRequest(ask.method, "/debug/limits", nil)
+		r.Header.Set("X-Admin-Token", ask.token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		out := fmt.Sprintf("%s, %s: %d", ask.method, ask.who, w.Code)
+		if ask.method == http.MethodPost {
+			out += " " + strings.TrimSpace(w.Body.String())
 		}
+		fmt.Println(out)
 	}
-	for _, r := range snap.Refused {
-		fmt.Println(r.Scope, r.Caller, r.Refusals, r.Last.Format(time.TimeOnly))
-	}
-	// Output:
-	// api user allowed 2
-	// api user denied 3
-	// api alice 3 09:00:00
 }

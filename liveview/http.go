@@ -148,6 +148,8 @@ type line struct {
 	Outcome, Label, Colour string
 	Total                  int64
 	Points                 string // of an SVG polyline, 0 to Seconds-1 by 0 to chartHeight
+
+	counts []int64 // per second, drawn as Points once the chart's peak is known
 }
 
 // A row is one caller of the table of refused callers.
@@ -160,35 +162,33 @@ type row struct {
 // wide.
 const chartHeight = 100
 
-// labels and colours of the outcomes, by core.Outcome.
-var (
-	labels  = [maxOutcome]string{core.OutcomeAllowed: "allowed", core.OutcomeDenied: "refused", core.OutcomeExempt: "exempt", core.OutcomeShadow: "shadow (would refuse)", core.OutcomeFailedOpen: "failed open", core.OutcomeFailedClosed: "failed closed"}
-	colours = [maxOutcome]string{core.OutcomeAllowed: "#2e7d32", core.OutcomeDenied: "#c62828", core.OutcomeExempt: "#1565c0", core.OutcomeShadow: "#8e24aa", core.OutcomeFailedOpen: "#ef6c00", core.OutcomeFailedClosed: "#37474f"}
-)
+// outcomeLines are the label and colour of each outcome's line, by its
+// name in a [Series].
+var outcomeLines = map[string]struct{ label, colour string }{
+	core.OutcomeAllowed.String():      {"allowed", "#2e7d32"},
+	core.OutcomeDenied.String():       {"refused", "#c62828"},
+	core.OutcomeExempt.String():       {"exempt", "#1565c0"},
+	core.OutcomeShadow.String():       {"shadow (would refuse)", "#8e24aa"},
+	core.OutcomeFailedOpen.String():   {"failed open", "#ef6c00"},
+	core.OutcomeFailedClosed.String(): {"failed closed", "#37474f"},
+}
 
 // pageData returns the page's figures now.
 func (v *View) pageData() pageData {
 	snap := v.Snapshot()
 	d := pageData{Token: v.token, Refresh: v.cfg.Refresh.Milliseconds(), Snap: snap}
-	byName := map[string]core.Outcome{}
-	for _, o := range outcomes {
-		byName[o.String()] = o
-	}
-	var counts [][]int64 // of each line, in order
 	for _, s := range snap.Series {
 		if n := len(d.Charts); n == 0 || d.Charts[n-1].Scope != s.Scope || d.Charts[n-1].Kind != s.Kind {
 			d.Charts = append(d.Charts, chart{Scope: s.Scope, Kind: s.Kind, Peak: 1})
 		}
 		c := &d.Charts[len(d.Charts)-1]
 		c.Peak = max(c.Peak, slices.Max(s.PerSecond))
-		o := byName[s.Outcome]
-		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: labels[o], Colour: colours[o], Total: s.Total})
-		counts = append(counts, s.PerSecond)
+		l := outcomeLines[s.Outcome]
+		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: l.label, Colour: l.colour, Total: s.Total, counts: s.PerSecond})
 	}
-	for i := range d.Charts {
-		for j := range d.Charts[i].Lines {
-			d.Charts[i].Lines[j].Points = polyline(counts[0], d.Charts[i].Peak)
-			counts = counts[1:]
+	for _, c := range d.Charts {
+		for i := range c.Lines {
+			c.Lines[i].Points = polyline(c.Lines[i].counts, c.Peak)
 		}
 	}
 	for _, r := range snap.Refused {

@@ -26,20 +26,29 @@ type setup struct {
 	req   *http.Request // for Limiter.Caller
 }
 
-// newSetup builds a view with cfg (its clock set) observing a limiter on
-// a memory store with the scopes api and search, and rates.
+// newSetup builds a view with cfg (its clock set) observing a limiter
+// (newLimiter) with rates.
 func newSetup(t *testing.T, cfg liveview.Config, rates map[string]string) setup {
 	t.Helper()
 	clock := storetest.NewClock(time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC))
 	cfg.Now = clock.Now
 	view, err := liveview.New(cfg)
 	require.NoError(t, err)
+	lim := newLimiter(t, clock, rates, view.Observe)
+	return setup{clock: clock, view: view, lim: lim, req: httptest.NewRequest(http.MethodGet, "/", nil)}
+}
+
+// newLimiter returns a limiter on a fresh memory store and clock, with
+// the scopes api and search, rates, callers that connect directly, and
+// the hook observe.
+func newLimiter(t *testing.T, clock *storetest.Clock, rates map[string]string, observe func(context.Context, core.Event)) *core.Limiter {
+	t.Helper()
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
 	scopes := append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(60)}, User: []core.Rate{core.PerMinute(600)}})
-	lim, err := core.New(core.Config{Store: store, Scopes: scopes, Rates: rates, NumProxies: core.Proxies(0), Now: clock.Now, Observe: view.Observe})
+	lim, err := core.New(core.Config{Store: store, Scopes: scopes, Rates: rates, NumProxies: core.Proxies(0), Now: clock.Now, Observe: observe})
 	require.NoError(t, err)
-	return setup{clock: clock, view: view, lim: lim, req: httptest.NewRequest(http.MethodGet, "/", nil)}
+	return lim
 }
 
 // user returns the caller the limiter counts for a signed-in user.

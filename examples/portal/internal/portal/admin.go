@@ -29,6 +29,12 @@ type AdminError struct {
 // Admin reports whether the admin route is enabled: -admin-token was given.
 func (a *App) Admin() bool { return a.adminToken != "" }
 
+// adminTokenOK reports whether got is the -admin-token, compared in
+// constant time: false when there is none.
+func (a *App) adminTokenOK(got string) bool {
+	return a.Admin() && subtle.ConstantTimeCompare([]byte(got), []byte(a.adminToken)) == 1
+}
+
 // ResetLimits serves DELETE /admin/limits/SCOPE?caller=ADDRESS or
 // ?user=NAME, scope being the route's SCOPE: it clears that caller's counts
 // in scope (core.Limiter.Reset) and answers 204. The answers, in the order
@@ -41,8 +47,7 @@ func (a *App) Admin() bool { return a.adminToken != "" }
 // ADDRESS is an IPv4 address or an IPv6 address, whose /64 is the network
 // counted. A framework mounts it only when [App.Admin] reports true.
 func (a *App) ResetLimits(w http.ResponseWriter, r *http.Request, scope string) {
-	got := r.Header.Get(AdminTokenHeader)
-	if !a.Admin() || subtle.ConstantTimeCompare([]byte(got), []byte(a.adminToken)) != 1 {
+	if !a.adminTokenOK(r.Header.Get(AdminTokenHeader)) {
 		writeJSON(w, http.StatusForbidden, AdminError{Error: "missing or wrong " + AdminTokenHeader})
 		return
 	}

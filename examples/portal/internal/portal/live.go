@@ -1,7 +1,6 @@
 package portal
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"time"
 
@@ -42,7 +41,7 @@ func (a *App) LiveView(w http.ResponseWriter, r *http.Request) {
 	if _, password, ok := r.BasicAuth(); ok && got == "" {
 		got = password
 	}
-	if a.live == nil || subtle.ConstantTimeCompare([]byte(got), []byte(a.adminToken)) != 1 {
+	if a.live == nil || !a.adminTokenOK(got) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="ratescope live view", charset="UTF-8"`)
 		writeJSON(w, http.StatusUnauthorized, AdminError{Error: "missing or wrong " + AdminTokenHeader + " (or Basic password)"})
 		return
