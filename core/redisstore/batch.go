@@ -179,10 +179,7 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 			trips++
 			pipe := fallback.Pipeline()
 			for _, g := range noScript {
-				args := make([]any, len(g.args))
-				copy(args, g.args)
-				args[0], args[1] = "eval", g.calls[0].lua
-				g.cmd = redis.NewCmd(ctx, args...)
+				g.cmd = redis.NewCmd(ctx, evalArgs(g.args, g.calls[0].lua)...)
 				_ = pipe.Process(ctx, once{g.cmd})
 			}
 			_, _ = pipe.Exec(ctx)
@@ -232,13 +229,19 @@ func process(ctx context.Context, client redis.UniversalClient, args []any, lua 
 	cmd := redis.NewCmd(ctx, args...)
 	_ = client.Process(ctx, once{cmd})
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		eval := make([]any, len(args))
-		copy(eval, args)
-		eval[0], eval[1] = "eval", lua
-		cmd = redis.NewCmd(ctx, eval...)
+		cmd = redis.NewCmd(ctx, evalArgs(args, lua)...)
 		_ = client.Process(ctx, once{cmd})
 	}
 	return cmd
+}
+
+// evalArgs returns a copy of the script command args (EVALSHA SHA ...) as
+// EVAL with the script's source lua, for a server that answered NOSCRIPT.
+func evalArgs(args []any, lua string) []any {
+	eval := make([]any, len(args))
+	copy(eval, args)
+	eval[0], eval[1] = "eval", lua
+	return eval
 }
 
 // group is one command of a batch: a script call for the decisions of
