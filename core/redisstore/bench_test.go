@@ -131,6 +131,19 @@ func scriptMicros(b *testing.B, client redis.UniversalClient) int64 {
 	return total.Load()
 }
 
+// BenchmarkSlot measures the hash slot of a key as the store computes it
+// for every decision on a cluster, to group a batch's decisions by slot: a
+// key of an anonymous caller in a scope with two limits.
+func BenchmarkSlot(b *testing.B) {
+	key := "ratescope:api:{a0a00000000000000000000000000a0ff}:60s,86400s"
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n += redisstore.Slot(key)
+	}
+	require.Equal(b, b.N*redisstore.Slot(key), n)
+}
+
 // BenchmarkBatchFloor measures what a script call that decides a batch of
 // 64 keys costs Redis per key, for scripts that do less and less of the
 // take script's work (ADR 0110), against the local Redis of TestMain: the
