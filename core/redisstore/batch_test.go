@@ -69,9 +69,9 @@ func TestBatching(t *testing.T) {
 		maxBatch int
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 		{name: "server unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "cluster unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 		{name: "server batches of 2", maxBatch: 2, client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,11 +128,7 @@ func TestNoScript(t *testing.T) {
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }},
 		{name: "server unbatched", maxBatch: 1, client: func(t *testing.T) redis.UniversalClient { return newClient(t, srv.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient {
-			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
-			t.Cleanup(func() { _ = c.Close() })
-			return c
-		}},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cl) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -39,7 +39,7 @@ func BenchmarkTake(b *testing.B) {
 	}{
 		{name: "Server/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many[:1]},
 		{name: "Server/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many},
-		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }, callers: many},
+		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b, cluster) }, callers: many},
 	} {
 		for _, maxBatch := range []int{64, 1} {
 			b.Run(fmt.Sprintf("%s/MaxBatch=%d", bc.name, maxBatch), func(b *testing.B) {

@@ -33,7 +33,7 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
 		{name: "server with cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cache: true},
-		{name: "cluster with cache", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, cache: true},
+		{name: "cluster with cache", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }, cache: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -113,7 +113,7 @@ func TestRollingDeployFromV010(t *testing.T) {
 		client func(t *testing.T) redis.UniversalClient
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
