@@ -31,7 +31,7 @@ func TestBalanceKeys(t *testing.T) {
 		client func(t *testing.T) redis.UniversalClient
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -138,7 +138,7 @@ func BenchmarkCharge(b *testing.B) {
 		client func(b *testing.B) redis.UniversalClient
 	}{
 		{name: "Server/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }},
-		{name: "Cluster/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }},
+		{name: "Cluster/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b, cluster) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := newStore(b, redisstore.Config{Client: bc.client(b)})

@@ -47,9 +47,9 @@ type call struct {
 	ctx context.Context // the caller's: its end means the caller left
 
 	// multi says that the script decides a batch (takeScript): the call
-	// may share its command with other decisions, and its answer is val,
-	// its own in the command's list of answers: a []any, or the error
-	// Redis replied to its commands.
+	// may share its command with other decisions. val is the call's own
+	// answer (see split): the script's list, or for a take decision the
+	// error Redis replied to its commands.
 	multi bool
 	val   any
 
@@ -179,10 +179,7 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 			trips++
 			pipe := fallback.Pipeline()
 			for _, g := range noScript {
-				args := make([]any, len(g.args))
-				copy(args, g.args)
-				args[0], args[1] = "eval", g.calls[0].lua
-				g.cmd = redis.NewCmd(ctx, args...)
+				g.cmd = redis.NewCmd(ctx, evalArgs(g.args, g.calls[0].lua)...)
 				_ = pipe.Process(ctx, once{g.cmd})
 			}
 			_, _ = pipe.Exec(ctx)
@@ -232,13 +229,19 @@ func process(ctx context.Context, client redis.UniversalClient, args []any, lua 
 	cmd := redis.NewCmd(ctx, args...)
 	_ = client.Process(ctx, once{cmd})
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		eval := make([]any, len(args))
-		copy(eval, args)
-		eval[0], eval[1] = "eval", lua
-		cmd = redis.NewCmd(ctx, eval...)
+		cmd = redis.NewCmd(ctx, evalArgs(args, lua)...)
 		_ = client.Process(ctx, once{cmd})
 	}
 	return cmd
+}
+
+// evalArgs returns a copy of the script command args (EVALSHA SHA ...) as
+// EVAL with the script's source lua, for a server that answered NOSCRIPT.
+func evalArgs(args []any, lua string) []any {
+	eval := make([]any, len(args))
+	copy(eval, args)
+	eval[0], eval[1] = "eval", lua
+	return eval
 }
 
 // group is one command of a batch: a script call for the decisions of
@@ -332,13 +335,18 @@ func compose(by grouping, live []*call) []group {
 }
 
 // split hands the answer of cmd, a command for calls, to each of them: cmd
-// itself, and for a take decision (multi) its own answer in the script's
-// list of answers, one per decision in the order of calls.
+// itself, and in val its own answer: the script's answer for a command of
+// one call that is not a take decision, and for take decisions (multi)
+// each one's in the script's list of answers, in the order of calls.
 func split(cmd *redis.Cmd, calls []*call) {
 	for _, c := range calls {
 		c.cmd = cmd
 	}
-	if !calls[0].multi || cmd.Err() != nil {
+	if cmd.Err() != nil {
+		return
+	}
+	if !calls[0].multi {
+		calls[0].val = cmd.Val()
 		return
 	}
 	vals, ok := cmd.Val().([]any)

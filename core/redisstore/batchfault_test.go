@@ -2,11 +2,11 @@ package redisstore_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -242,13 +242,12 @@ func TestBatchInFlightWhenAClusterMasterStops(t *testing.T) {
 	cl := redistest.ClusterFor(t, 3)
 	dead := cl.Nodes()[0]
 	h := newHold()
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+	client := newClusterClient(t, cl)
 	client.OnNewNode(func(n *redis.Client) {
 		if n.Options().Addr == dead.Addr {
 			n.AddHook(h)
 		}
 	})
-	t.Cleanup(func() { _ = client.Close() })
 	clock := storetest.NewClock(time.Now())
 	s := newStore(t, redisstore.Config{
 		Client:          client,
@@ -263,22 +262,8 @@ func TestBatchInFlightWhenAClusterMasterStops(t *testing.T) {
 	redisstore.Gather(s, 4)
 	lim := faultLimiter(t, s, clock)
 	// One user on the master that stops, one on each other.
-	var onDead string
-	var healthy []string
-	seen := map[string]bool{}
-	for i := 0; onDead == "" || len(healthy) < 2; i++ {
-		require.Less(t, i, 1000)
-		id := fmt.Sprintf("user-%d", i)
-		m := masterOf(t, client, id)
-		switch {
-		case seen[m]:
-		case m == dead.Addr:
-			onDead = id
-		default:
-			healthy = append(healthy, id)
-		}
-		seen[m] = true
-	}
+	users := usersOn(t, client, cl.Addrs, 1)
+	onDead, healthy := users[0][0], slices.Concat(users[1:]...)
 	var batch, others []batchDecision
 	for _, scope := range batchScopes {
 		batch = append(batch, batchDecision{scope, onDead})
@@ -349,9 +334,8 @@ func TestBatchDuringSlotMigration(t *testing.T) {
 	ctx := context.Background()
 	cl := redistest.ClusterFor(t, 3)
 	seen := &tryAgain{}
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
+	client := newClusterClient(t, cl)
 	client.OnNewNode(func(n *redis.Client) { n.AddHook(seen) })
-	t.Cleanup(func() { _ = client.Close() })
 	s := newStore(t, redisstore.Config{Client: client, Logger: quiet})
 	require.NoError(t, s.Ping(ctx))
 	redisstore.Gather(s, 2)

@@ -39,7 +39,7 @@ func BenchmarkTake(b *testing.B) {
 	}{
 		{name: "Server/HotCaller", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many[:1]},
 		{name: "Server/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClient(b, server.Addr) }, callers: many},
-		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b) }, callers: many},
+		{name: "Cluster/10000Callers", client: func(b *testing.B) redis.UniversalClient { return newClusterClient(b, cluster) }, callers: many},
 	} {
 		for _, maxBatch := range []int{64, 1} {
 			b.Run(fmt.Sprintf("%s/MaxBatch=%d", bc.name, maxBatch), func(b *testing.B) {
@@ -131,13 +131,28 @@ func scriptMicros(b *testing.B, client redis.UniversalClient) int64 {
 	return total.Load()
 }
 
+// BenchmarkSlot measures the hash slot of a key as the store computes it
+// for every decision on a cluster, to group a batch's decisions by slot: a
+// key of an anonymous caller in a scope with two limits.
+func BenchmarkSlot(b *testing.B) {
+	key := "ratescope:api:{a0a00000000000000000000000000a0ff}:60s,86400s"
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n += redisstore.Slot(key)
+	}
+	require.Equal(b, b.N*redisstore.Slot(key), n)
+}
+
 // BenchmarkBatchFloor measures what a script call that decides a batch of
 // 64 keys costs Redis per key, for scripts that do less and less of the
 // take script's work (ADR 0110), against the local Redis of TestMain: the
 // take script itself (two limits); a GET and a SET KEEPTTL of a 105-byte
 // value per key, with one TIME a call; a GET per key; and nothing but a
-// small answer per key. redis-µs/key is the script's usec (INFO
-// commandstats) per key.
+// small answer per key. Every call decides 64 keys of 10,000 callers in
+// turn: the take script on the keys it keeps, the others on keys of their
+// own that hold the 105-byte value. redis-µs/key is the script's usec
+// (INFO commandstats) per key.
 func BenchmarkBatchFloor(b *testing.B) {
 	const keys = 64
 	ctx := context.Background()
@@ -146,6 +161,15 @@ func BenchmarkBatchFloor(b *testing.B) {
 	prefix := fmt.Sprintf("floor-%d:", time.Now().UnixNano())
 	limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
 	value := strings.Repeat("x", 105)
+	taken := make([]string, 10000) // the take script's keys
+	args := make([][]any, len(taken))
+	valued := make([]string, len(taken)) // the other scripts' keys
+	for i := range taken {
+		req := core.Request{Scope: "floor", Caller: core.UserCaller(fmt.Sprintf("u%d", i)), Limits: limits, Cost: 1, Now: storetest.Start}
+		taken[i], args[i] = redisstore.TakeCommand(s, req)
+		valued[i] = prefix + taken[i]
+		require.NoError(b, client.Set(ctx, valued[i], value, time.Hour).Err())
+	}
 	for _, bc := range []struct {
 		name string
 		lua  string // "" for the take script
@@ -173,40 +197,24 @@ end
 return res`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			// Every call decides 64 keys of 10,000 in turn.
-			all := make([]string, 10000)
-			args := make([][]any, len(all))
-			for i := range all {
-				req := core.Request{Scope: "floor", Caller: core.UserCaller(fmt.Sprintf("u%d", i)), Limits: limits, Cost: 1, Now: storetest.Start}
-				all[i], args[i] = redisstore.TakeCommand(s, req)
-				all[i] = prefix + all[i]
-				if err := client.Set(ctx, all[i], value, time.Hour).Err(); err != nil && bc.lua != "" {
-					b.Fatal(err)
-				}
-			}
-			if bc.lua == "" {
-				for i := range all {
-					require.NoError(b, client.Del(ctx, all[i]).Err())
-				}
-			}
 			script := redis.NewScript(bc.lua)
 			if bc.lua == "" {
 				script = redisstore.TakeScript()
 			}
 			call := func(n int) *redis.Cmd {
 				ks := make([]string, keys)
-				var argv []any
+				argv := []any{value}
+				if bc.lua == "" {
+					argv = make([]any, 0, 2*keys)
+				}
 				for j := range ks {
-					k := (n*keys + j) % len(all)
-					ks[j] = all[k]
+					k := (n*keys + j) % len(taken)
 					if bc.lua == "" {
+						ks[j] = taken[k]
 						argv = append(argv, args[k]...)
 					} else {
-						argv = append(argv, value)
+						ks[j] = valued[k]
 					}
-				}
-				if bc.lua != "" {
-					argv = argv[:1]
 				}
 				return script.Run(ctx, client, ks, argv...)
 			}

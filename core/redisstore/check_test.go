@@ -72,8 +72,7 @@ func TestCheckStoreFullCoverage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cl := redistest.ClusterFor(t, 3)
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = client.Close() })
+	client := newClusterClient(t, cl)
 	s := newStore(t, redisstore.Config{Client: client})
 	assert.Empty(t, s.CheckStore(ctx), "redistest clusters do not require full coverage")
 

@@ -3,15 +3,14 @@ package redisstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -354,8 +353,7 @@ func TestFailClosedClusterMasterDown(t *testing.T) {
 func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	ctx := context.Background()
 	cl := redistest.ClusterFor(t, 3)
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = client.Close() })
+	client := newClusterClient(t, cl)
 	clock := storetest.NewClock(time.Now())
 	const backoff = 3 * time.Second
 	s := newStore(t, redisstore.Config{
@@ -381,22 +379,8 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	require.NoError(t, err)
 	dead := cl.Nodes()[0]
 	// Two users on each master.
-	var onDead, healthy []string
-	per := map[string]int{}
-	for i := 0; len(onDead)+len(healthy) < 6; i++ {
-		require.Less(t, i, 1000)
-		id := fmt.Sprintf("user-%d", i)
-		m := masterOf(t, client, id)
-		if per[m] == 2 {
-			continue
-		}
-		per[m]++
-		if m == dead.Addr {
-			onDead = append(onDead, id)
-		} else {
-			healthy = append(healthy, id)
-		}
-	}
+	users := usersOn(t, client, cl.Addrs, 2)
+	onDead, healthy := users[0], slices.Concat(users[1:]...)
 	decide := func(scope, id string) (core.Decision, http.Header) {
 		g, err := lim.Guard(scope, 1)
 		require.NoError(t, err)

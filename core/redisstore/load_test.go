@@ -130,7 +130,7 @@ var loadClients = []struct {
 	client func(t testing.TB) redis.UniversalClient
 }{
 	{name: "server", client: func(t testing.TB) redis.UniversalClient { return newClient(t, server.Addr) }},
-	{name: "cluster", client: func(t testing.TB) redis.UniversalClient { return newClusterClient(t) }},
+	{name: "cluster", client: func(t testing.TB) redis.UniversalClient { return newClusterClient(t, cluster) }},
 }
 
 // loadStore is a store with the default Timeout (50ms) and breaker, the
@@ -405,6 +405,26 @@ func masterOf(t testing.TB, c *redis.ClusterClient, id string) string {
 	return m.Options().Addr
 }
 
+// usersOn returns, for each master of addrs (a cluster's, in the order of
+// redistest.Cluster.Addrs), the first n user ids "user-0", "user-1", ...
+// whose counts live on it (see masterOf).
+func usersOn(t testing.TB, c *redis.ClusterClient, addrs []string, n int) [][]string {
+	t.Helper()
+	ids := make([][]string, len(addrs))
+	for i, left := 0, n*len(addrs); left > 0; i++ {
+		require.Less(t, i, 1000)
+		id := fmt.Sprintf("user-%d", i)
+		m := masterOf(t, c, id)
+		for j, addr := range addrs {
+			if addr == m && len(ids[j]) < n {
+				ids[j] = append(ids[j], id)
+				left--
+			}
+		}
+	}
+	return ids
+}
+
 // TestClusterMasterDown kills one master of three under steady load:
 // callers whose keys live on the other two are counted as before (at least
 // 99.9% of their decisions), callers on the dead one fail open, fast once
@@ -430,8 +450,7 @@ func (o *downOutcome) healthyCounted() float64 {
 func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	t.Helper()
 	cl := redistest.ClusterFor(t, 3)
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = client.Close() })
+	client := newClusterClient(t, cl)
 	// What is tested is that one master's failure stays its own, not the
 	// Timeout: a Timeout well above the hiccups of a shared 2-core machine
 	// running the race detector keeps those from passing for failures.

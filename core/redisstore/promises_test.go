@@ -33,7 +33,7 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
 		{name: "server with cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cache: true},
-		{name: "cluster with cache", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, cache: true},
+		{name: "cluster with cache", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }, cache: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -101,8 +101,9 @@ func randomStep(rng *rand.Rand) time.Duration {
 // two versions of the service sharing a Redis, as during a rolling deploy:
 // v0.1.0's take script (testdata/take-v0.1.0.lua, one key a call) and this
 // store, whose decisions share script calls with another caller's. Both
-// read and write the same keys and values, so every decision is the one
-// memstore gives for the whole schedule, on a server and on a cluster.
+// read and write the same keys and values, so every decision, its
+// remaining and its retry after, is the one memstore gives for the whole
+// schedule, on a server and on a cluster.
 func TestRollingDeployFromV010(t *testing.T) {
 	t.Parallel()
 	lua, err := os.ReadFile("testdata/take-v0.1.0.lua")
@@ -113,7 +114,7 @@ func TestRollingDeployFromV010(t *testing.T) {
 		client func(t *testing.T) redis.UniversalClient
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -131,24 +132,23 @@ func TestRollingDeployFromV010(t *testing.T) {
 				req.Cost = int64(1 + rng.IntN(4))
 				want, err := ms.Take(ctx, req)
 				require.NoError(t, err)
-				var allowed bool
+				var got core.Result
 				if rng.IntN(2) == 0 {
 					byOld++
 					key, args := redisstore.TakeCommand(rs.Store, req)
 					out, err := old.Run(ctx, client, []string{key}, args...).Int64Slice()
 					require.NoError(t, err)
-					allowed = out[0] == 1 && len(out) == 2+len(limits)
+					got = oldResult(t, out, limits)
 				} else {
-					got, err := rs.Take(ctx, req)
+					got, err = rs.Take(ctx, req)
 					require.NoError(t, err)
-					allowed = got.Allowed
-					for j := range limits {
-						require.Equal(t, want.Limits[j].RetryAfter, got.Limits[j].RetryAfter, "request %d, %s: Retry-After", i, limits[j])
-						require.Equal(t, want.Limits[j].Remaining, got.Limits[j].Remaining, "request %d, %s: Remaining", i, limits[j])
-					}
 				}
-				require.Equal(t, want.Allowed, allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
-				if !allowed {
+				require.Equal(t, want.Allowed, got.Allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
+				for j := range limits {
+					require.Equal(t, want.Limits[j].RetryAfter, got.Limits[j].RetryAfter, "request %d, %s: Retry-After", i, limits[j])
+					require.Equal(t, want.Limits[j].Remaining, got.Limits[j].Remaining, "request %d, %s: Remaining", i, limits[j])
+				}
+				if !got.Allowed {
 					denied++
 				}
 			}
@@ -156,6 +156,24 @@ func TestRollingDeployFromV010(t *testing.T) {
 			assert.Greater(t, byOld, 600)
 		})
 	}
+}
+
+// oldResult reads out, the answer of v0.1.0's take script for limits, as
+// the store reads its own (see Store.Take): an admitted request's remaining
+// per window, or a refused one's remaining and retry after (µs).
+func oldResult(t *testing.T, out []int64, limits []core.Rate) core.Result {
+	t.Helper()
+	n := len(limits)
+	require.Contains(t, []int{2 + n, 2 + 3*n}, len(out), "v0.1.0's answer %v", out)
+	res := core.Result{Allowed: out[0] == 1 && len(out) == 2+n}
+	for j, r := range limits {
+		st := core.LimitStatus{Rate: r, Remaining: out[1+j]}
+		if !res.Allowed {
+			st.Remaining, st.RetryAfter = out[1+3*j], time.Duration(out[3+3*j])*time.Microsecond
+		}
+		res.Limits[j] = st
+	}
+	return res
 }
 
 // TestServerClock counts on the Redis server's clock, the default: the

@@ -319,27 +319,12 @@ func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, e
 		nd.doAlone(ctx, c)
 	}
 	defer c.release()
-	if c.err != nil {
-		return 0, c.err
-	}
-	if err := c.cmd.Err(); err != nil {
+	if err := c.failure(); err != nil {
 		return 0, err
 	}
-	var vals []any
-	if c.multi {
-		switch v := c.val.(type) {
-		case error:
-			return 0, v
-		case []any:
-			vals = v
-		default:
-			return 0, fmt.Errorf("script returned %T, want a list", c.val)
-		}
-	} else {
-		var err error
-		if vals, err = c.cmd.Slice(); err != nil {
-			return 0, err
-		}
+	vals, ok := c.val.([]any)
+	if !ok {
+		return 0, fmt.Errorf("script returned %T, want a list", c.val)
 	}
 	if len(vals) > len(out) {
 		return 0, fmt.Errorf("script returned %d values, want at most %d", len(vals), len(out))

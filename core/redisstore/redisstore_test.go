@@ -18,6 +18,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
 )
 
 // quiet discards the stores' logs in tests.
@@ -80,8 +81,10 @@ func newClient(t testing.TB, addr string) *redis.Client {
 	return c
 }
 
-func newClusterClient(t testing.TB) *redis.ClusterClient {
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs, ContextTimeoutEnabled: true})
+// newClusterClient returns a client of cl (the shared cluster, or a test's
+// own), closed when the test ends.
+func newClusterClient(t testing.TB, cl *redistest.Cluster) *redis.ClusterClient {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -138,11 +141,11 @@ func TestConformance(t *testing.T) {
 		paired   bool // every Take shares its script call (newPaired)
 	}{
 		{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, balances: true},
-		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, balances: true},
+		{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }, balances: true},
 		{name: "without cache", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{CacheSize: -1}},
 		{name: "unbatched", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, cfg: redisstore.Config{MaxBatch: 1}, balances: true},
 		{name: "server, decisions in pairs", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }, paired: true},
-		{name: "cluster, decisions in pairs", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }, paired: true},
+		{name: "cluster, decisions in pairs", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }, paired: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -246,7 +249,7 @@ var serverAndCluster = []struct {
 	client func(t *testing.T) redis.UniversalClient
 }{
 	{name: "server", client: func(t *testing.T) redis.UniversalClient { return newClient(t, server.Addr) }},
-	{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t) }},
+	{name: "cluster", client: func(t *testing.T) redis.UniversalClient { return newClusterClient(t, cluster) }},
 }
 
 func TestKeysExpire(t *testing.T) {
@@ -334,7 +337,7 @@ func TestKeysKeepTTL(t *testing.T) {
 func TestSlot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClusterClient(t)
+	client := newClusterClient(t, cluster)
 	keys := []string{"ratescope:api:{ualice}:60s,86400s", "a{}b", "plain", "{open", "x{y}z{w}", "{}", ""}
 	for i := range 200 {
 		keys = append(keys, fmt.Sprintf("ratescope:s%d:{a%032x}:60s", i, i*7919))
@@ -374,7 +377,7 @@ func scanKeys(t *testing.T, client redis.UniversalClient, prefix string) []strin
 func TestHashTag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := newClusterClient(t)
+	client := newClusterClient(t, cluster)
 	prefix := uniquePrefix()
 	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
 	ids := []string{"}", "{", "{}", "}{", "%7B", "%", "%25", "a}b{c", "x:y}:60s", "ünïcode ✓", "u", "a00000000000000000000ffffc0000201"}
@@ -425,7 +428,7 @@ func TestConfig(t *testing.T) {
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	assert.True(t, s.Shared())
 	require.NoError(t, s.Ping(context.Background()))
-	require.NoError(t, newStore(t, redisstore.Config{Client: newClusterClient(t)}).Ping(context.Background()))
+	require.NoError(t, newStore(t, redisstore.Config{Client: newClusterClient(t, cluster)}).Ping(context.Background()))
 }
 
 func TestBadRequest(t *testing.T) {

@@ -103,14 +103,11 @@ local PREV_SET = 32768
 local ZEROS = '` + strings.Repeat(`\0`, 9+6*4+4*window.Slots*4) + `'
 local ALL2, ALL4 = '<` + strings.Repeat("I2", window.Slots) + `', '<` + strings.Repeat("I4", window.Slots) + `'
 local fmod, byte, char, sub, get, pack = math.fmod, string.byte, string.char, string.sub, struct.unpack, struct.pack
--- Before Redis 5, a script must ask for effects replication before it
--- reads the clock and writes.
-if redis.replicate_commands then
-	redis.replicate_commands()
-end
 -- clock is the server's clock (TIME, µs since the Unix epoch), read at
 -- most once per call, by the first decision that needs it: every decision
--- of a call counts at the same time.
+-- of a call counts at the same time. The decisions of a call come from one
+-- store, so either all read the server's clock, the first before anything
+-- is written, or none does.
 local clock = nil
 
 -- decide decides one request on key: args and ttl are its ARGV[1] and
@@ -121,8 +118,8 @@ local n = (#args / 8 - 2) / 3
 local now, cost = get('<dd', args)
 if now < 0 then
 	if not clock then
-		local t = redis.call('TIME')
-		clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+` + timeLua + `
+		clock = now
 	end
 	now = clock
 end
