@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/counters"
 )
 
 // ScopeName is the name of the instrumentation scope (the Meter) the
@@ -72,15 +72,15 @@ func (c Config) Validate() error {
 
 // StoreFailureCounter is what [Recorder.Watch] reads
 // ratescope.store.failures from: *core.Limiter.
-type StoreFailureCounter interface{ StoreFailures() int64 }
+type StoreFailureCounter = counters.StoreFailureCounter
 
 // EvictionCounter is what [Recorder.Watch] reads ratescope.store.evictions
 // from: *memstore.Store.
-type EvictionCounter interface{ Evictions() int64 }
+type EvictionCounter = counters.EvictionCounter
 
 // RedisStats is what [Recorder.Watch] reads the ratescope.redis.
 // instruments from: *redisstore.Store.
-type RedisStats interface{ Stats() redisstore.Stats }
+type RedisStats = counters.RedisStats
 
 // A Recorder records the decisions it observes, and the counters of the
 // values it watches, through the OpenTelemetry metric API. Build it with
@@ -97,8 +97,7 @@ type Recorder struct {
 	// a series.
 	series sync.Map // seriesKey -> *series
 
-	mu      sync.Mutex
-	watched []any
+	watched counters.Set
 
 	failures, evictions                            metric.Int64ObservableCounter
 	calls, trips, redisFailures, failedFast, opens metric.Int64ObservableCounter
@@ -212,58 +211,28 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 // (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
 // several of them. It returns an error if v is none of them.
 func (r *Recorder) Watch(v any) error {
-	switch v.(type) {
-	case StoreFailureCounter, EvictionCounter, RedisStats:
-	default:
+	if !r.watched.Add(v) {
 		return fmt.Errorf("ratescope/otel: %T has none of StoreFailures, Evictions or Stats", v)
 	}
-	r.mu.Lock()
-	r.watched = append(r.watched, v)
-	r.mu.Unlock()
 	return nil
 }
 
 // collect observes the counters of the watched values, added up by kind:
 // an instrument is observed only when a value of its kind is watched.
 func (r *Recorder) collect(_ context.Context, o metric.Observer) error {
-	r.mu.Lock()
-	watched := append([]any(nil), r.watched...)
-	r.mu.Unlock()
-	var failures, evictions int64
-	var st redisstore.Stats
-	var open int64
-	var hasFailures, hasEvictions, hasRedis bool
-	for _, v := range watched {
-		if f, ok := v.(StoreFailureCounter); ok {
-			failures += f.StoreFailures()
-			hasFailures = true
-		}
-		if e, ok := v.(EvictionCounter); ok {
-			evictions += e.Evictions()
-			hasEvictions = true
-		}
-		if rs, ok := v.(RedisStats); ok {
-			s := rs.Stats()
-			st.Calls += s.Calls
-			st.RoundTrips += s.RoundTrips
-			st.Failures += s.Failures
-			st.FailedFast += s.FailedFast
-			st.BreakerOpens += s.BreakerOpens
-			st.CacheHits += s.CacheHits
-			st.Cached += s.Cached
-			if s.BreakerOpen {
-				open = 1
-			}
-			hasRedis = true
-		}
+	t := r.watched.Totals()
+	if t.HasStoreFailures {
+		o.ObserveInt64(r.failures, t.StoreFailures)
 	}
-	if hasFailures {
-		o.ObserveInt64(r.failures, failures)
+	if t.HasEvictions {
+		o.ObserveInt64(r.evictions, t.Evictions)
 	}
-	if hasEvictions {
-		o.ObserveInt64(r.evictions, evictions)
-	}
-	if hasRedis {
+	if t.HasRedis {
+		st := t.Redis
+		var open int64
+		if st.BreakerOpen {
+			open = 1
+		}
 		o.ObserveInt64(r.calls, st.Calls)
 		o.ObserveInt64(r.trips, st.RoundTrips)
 		o.ObserveInt64(r.redisFailures, st.Failures)
