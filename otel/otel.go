@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -87,14 +88,19 @@ type RedisStats = counters.RedisStats
 // [New] and give its Observe method to core.Config.Observe; the
 // MeterProvider's readers or exporters take the measurements from there.
 // It is safe for concurrent use.
+//
+// A Recorder counts the decisions and their cost itself, in a counter per
+// series, and the SDK reads them at each collection (observable counters);
+// only the duration goes through the SDK on each decision, the one
+// measurement whose value differs from decision to decision (ADR 0128).
 type Recorder struct {
-	decisions metric.Int64Counter
-	cost      metric.Int64Counter
+	decisions metric.Int64ObservableCounter
+	cost      metric.Int64ObservableCounter
 	duration  metric.Float64Histogram
 
-	// series caches the attribute options of each (scope, kind, outcome),
-	// so that Observe builds no attribute set after the first decision of
-	// a series.
+	// series holds the counts and the attribute options of each (scope,
+	// kind, outcome), so that Observe builds no attribute set after the
+	// first decision of a series.
 	series sync.Map // seriesKey -> *series
 
 	watched counters.Set
@@ -112,11 +118,12 @@ type seriesKey struct {
 	outcome core.Outcome
 }
 
-// series holds the options of one attribute set, made once: passed on as
-// a slice, they cost no allocation per measurement.
+// series holds the counts of one attribute set, and its options, made
+// once: passed on as a slice, they cost no allocation per measurement.
 type series struct {
-	add    []metric.AddOption    // scope, kind, outcome
-	record []metric.RecordOption // scope, outcome
+	decisions, cost atomic.Int64
+	observe         []metric.ObserveOption // scope, kind, outcome
+	record          []metric.RecordOption  // scope, outcome
 }
 
 // New returns a Recorder for cfg, its instruments created in the Meter
@@ -143,10 +150,10 @@ func New(cfg Config) (*Recorder, error) {
 		}
 	}
 	var err error
-	r.decisions, err = m.Int64Counter("ratescope.decisions", metric.WithUnit("{decision}"),
+	r.decisions, err = m.Int64ObservableCounter("ratescope.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared)."))
 	check(err)
-	r.cost, err = m.Int64Counter("ratescope.decision.cost", metric.WithUnit("{unit}"),
+	r.cost, err = m.Int64ObservableCounter("ratescope.decision.cost", metric.WithUnit("{unit}"),
 		metric.WithDescription("Units of cost of the decided requests, by scope, kind of caller and outcome."))
 	check(err)
 	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
@@ -173,7 +180,7 @@ func New(cfg Config) (*Recorder, error) {
 		metric.WithDescription("Denials the over-limit cache holds now."))
 	check(err)
 	if len(errs) == 0 {
-		_, err = m.RegisterCallback(r.collect, r.failures, r.evictions, r.calls, r.trips, r.redisFailures,
+		_, err = m.RegisterCallback(r.collect, r.decisions, r.cost, r.failures, r.evictions, r.calls, r.trips, r.redisFailures,
 			r.failedFast, r.opens, r.cacheHits, r.breakerOpen, r.cached)
 		check(err)
 	}
@@ -184,8 +191,9 @@ func New(cfg Config) (*Recorder, error) {
 }
 
 // Observe records the decision of e: give it to core.Config.Observe. It
-// passes ctx on to the instruments, so that an SDK that keeps exemplars
-// links them to the request's trace.
+// counts the decision and its cost in its series, and records the
+// duration with ctx, so that an SDK that keeps exemplars links the
+// duration to the request's trace.
 func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
 	v, ok := r.series.Load(key)
@@ -194,13 +202,13 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 		all := metric.WithAttributeSet(attribute.NewSet(scope, KindKey.String(key.kind.String()), outcome))
 		byScope := metric.WithAttributeSet(attribute.NewSet(scope, outcome))
 		v, _ = r.series.LoadOrStore(key, &series{
-			add:    []metric.AddOption{all},
-			record: []metric.RecordOption{byScope},
+			observe: []metric.ObserveOption{all},
+			record:  []metric.RecordOption{byScope},
 		})
 	}
 	s := v.(*series)
-	r.decisions.Add(ctx, 1, s.add...)
-	r.cost.Add(ctx, e.Cost(), s.add...)
+	s.decisions.Add(1)
+	s.cost.Add(e.Cost())
 	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
 		r.duration.Record(ctx, e.Duration.Seconds(), s.record...)
 	}
@@ -217,9 +225,16 @@ func (r *Recorder) Watch(v any) error {
 	return nil
 }
 
-// collect observes the counters of the watched values, added up by kind:
-// an instrument is observed only when a value of its kind is watched.
+// collect observes the counts of every series seen, and the counters of
+// the watched values, added up by kind: an instrument of the watched
+// values is observed only when a value of its kind is watched.
 func (r *Recorder) collect(_ context.Context, o metric.Observer) error {
+	r.series.Range(func(_, v any) bool {
+		s := v.(*series)
+		o.ObserveInt64(r.decisions, s.decisions.Load(), s.observe...)
+		o.ObserveInt64(r.cost, s.cost.Load(), s.observe...)
+		return true
+	})
 	t := r.watched.Totals()
 	if t.HasStoreFailures {
 		o.ObserveInt64(r.failures, t.StoreFailures)

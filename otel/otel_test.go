@@ -168,6 +168,9 @@ func TestRecord(t *testing.T) {
 		assert.Equal(t, tt.want, n, "%s %s %s", tt.scope, tt.kind, tt.outcome)
 	}
 	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, 12, "one series per scope, kind and outcome seen, none per caller")
+	costs := got["ratescope.decision.cost"]
+	assert.Equal(t, "{unit}", costs.Unit)
+	assert.True(t, costs.Data.(metricdata.Sum[int64]).IsMonotonic)
 	cost, _ := sum(got["ratescope.decision.cost"], attrs("api", "user", "allowed")...)
 	assert.Equal(t, int64(4), cost, "1 + 3 units")
 	wsCost, _ := sum(got["ratescope.decision.cost"], attrs("ws", "anon", "allowed")...)
@@ -250,10 +253,14 @@ func TestRedisStats(t *testing.T) {
 
 // The instruments come from the global MeterProvider when Config names
 // none, as OpenTelemetry's instrumentation libraries do; one set after New
-// still receives the measurements.
+// still receives the measurements. The decisions are counted by the
+// Recorder and read at collection, so one made before the provider was
+// set is counted too; its duration, recorded through the SDK then, is
+// not.
 func TestGlobalMeterProvider(t *testing.T) {
 	metrics, err := rsotel.New(rsotel.Config{})
 	require.NoError(t, err)
+	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1}})
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	previous := otel.GetMeterProvider()
@@ -263,9 +270,17 @@ func TestGlobalMeterProvider(t *testing.T) {
 		_ = provider.Shutdown(context.Background())
 	})
 	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeDenied, Cost: 1}})
-	n, ok := sum(collect(t, reader)["ratescope.decisions"], attrs("api", "anon", "denied")...)
+	got := collect(t, reader)
+	n, ok := sum(got["ratescope.decisions"], attrs("api", "anon", "denied")...)
 	assert.True(t, ok)
 	assert.Equal(t, int64(1), n)
+	before, ok := sum(got["ratescope.decisions"], attrs("api", "anon", "allowed")...)
+	assert.True(t, ok, "the decision made before the provider was set")
+	assert.Equal(t, int64(1), before)
+	hist := got["ratescope.decision.duration"].Data.(metricdata.Histogram[float64])
+	require.Len(t, hist.DataPoints, 1, "the duration recorded after the provider was set alone")
+	outcome, _ := hist.DataPoints[0].Attributes.Value(rsotel.OutcomeKey)
+	assert.Equal(t, "denied", outcome.AsString())
 }
 
 func TestConfigValidate(t *testing.T) {
