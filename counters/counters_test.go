@@ -2,7 +2,6 @@ package counters_test
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"reflect"
 	"sync"
@@ -15,13 +14,8 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/counters"
+	"github.com/ratescope/ratescope/internal/metricstest"
 )
-
-type downStore struct{}
-
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("down")
-}
 
 // redisStats is a value with a Redis store's counters, fixed.
 type redisStats redisstore.Stats
@@ -37,7 +31,7 @@ func (e evictingLimiter) Evictions() int64     { return e.evictions }
 func TestTotals(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	down, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler)})
+	down, err := core.New(core.Config{Store: metricstest.DownStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	for range 2 {
 		_, err = down.Allow(ctx, "api", core.Caller{}) // fails open
@@ -80,7 +74,7 @@ func TestTotals(t *testing.T) {
 func TestAddRefuses(t *testing.T) {
 	t.Parallel()
 	var s counters.Set
-	for _, v := range []any{nil, 42, "limiter", downStore{}, core.Caller{}} {
+	for _, v := range []any{nil, 42, "limiter", metricstest.DownStore{}, core.Caller{}} {
 		assert.False(t, s.Add(v), "%T", v)
 	}
 	assert.Equal(t, counters.Totals{}, s.Totals(), "nothing added")
