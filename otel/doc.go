@@ -25,11 +25,20 @@
 // a count of decisions), attributes in the ratescope namespace. The Meter
 // is named [ScopeName].
 //
-// From the decisions, as they are made:
+// From the decisions:
 //
-//	ratescope.decisions          Int64Counter      {decision}  scope, kind, outcome
-//	ratescope.decision.cost      Int64Counter      {unit}      scope, kind, outcome
-//	ratescope.decision.duration  Float64Histogram  s           scope, outcome
+//	ratescope.decisions          Int64ObservableCounter  {decision}  scope, kind, outcome
+//	ratescope.decision.cost      Int64ObservableCounter  {unit}      scope, kind, outcome
+//	ratescope.decision.duration  Float64Histogram        s           scope, outcome
+//
+// The Recorder counts the decisions and their cost itself, a counter per
+// series, and the SDK reads the counts at each collection: on each
+// decision only the duration goes through the SDK, which costs several
+// times what adding to a counter does. The duration is recorded with the
+// request's context, so an SDK that keeps exemplars links it to the
+// request's trace; the two counters, being observed, have no exemplars.
+// Decisions made before the MeterProvider is set (the global one, set
+// later) are counted all the same.
 //
 // The attributes are ratescope.scope ([ScopeKey]), ratescope.caller.kind
 // ([KindKey]: "anon" or "user") and ratescope.outcome ([OutcomeKey]:

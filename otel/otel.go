@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/counters"
 )
 
 // ScopeName is the name of the instrumentation scope (the Meter) the
@@ -72,33 +73,37 @@ func (c Config) Validate() error {
 
 // StoreFailureCounter is what [Recorder.Watch] reads
 // ratescope.store.failures from: *core.Limiter.
-type StoreFailureCounter interface{ StoreFailures() int64 }
+type StoreFailureCounter = counters.StoreFailureCounter
 
 // EvictionCounter is what [Recorder.Watch] reads ratescope.store.evictions
 // from: *memstore.Store.
-type EvictionCounter interface{ Evictions() int64 }
+type EvictionCounter = counters.EvictionCounter
 
 // RedisStats is what [Recorder.Watch] reads the ratescope.redis.
 // instruments from: *redisstore.Store.
-type RedisStats interface{ Stats() redisstore.Stats }
+type RedisStats = counters.RedisStats
 
 // A Recorder records the decisions it observes, and the counters of the
 // values it watches, through the OpenTelemetry metric API. Build it with
 // [New] and give its Observe method to core.Config.Observe; the
 // MeterProvider's readers or exporters take the measurements from there.
 // It is safe for concurrent use.
+//
+// A Recorder counts the decisions and their cost itself, in a counter per
+// series, and the SDK reads them at each collection (observable counters);
+// only the duration goes through the SDK on each decision, the one
+// measurement whose value differs from decision to decision (ADR 0128).
 type Recorder struct {
-	decisions metric.Int64Counter
-	cost      metric.Int64Counter
+	decisions metric.Int64ObservableCounter
+	cost      metric.Int64ObservableCounter
 	duration  metric.Float64Histogram
 
-	// series caches the attribute options of each (scope, kind, outcome),
-	// so that Observe builds no attribute set after the first decision of
-	// a series.
+	// series holds the counts and the attribute options of each (scope,
+	// kind, outcome), so that Observe builds no attribute set after the
+	// first decision of a series.
 	series sync.Map // seriesKey -> *series
 
-	mu      sync.Mutex
-	watched []any
+	watched counters.Set
 
 	failures, evictions                            metric.Int64ObservableCounter
 	calls, trips, redisFailures, failedFast, opens metric.Int64ObservableCounter
@@ -113,11 +118,12 @@ type seriesKey struct {
 	outcome core.Outcome
 }
 
-// series holds the options of one attribute set, made once: passed on as
-// a slice, they cost no allocation per measurement.
+// series holds the counts of one attribute set, and its options, made
+// once: passed on as a slice, they cost no allocation per measurement.
 type series struct {
-	add    []metric.AddOption    // scope, kind, outcome
-	record []metric.RecordOption // scope, outcome
+	decisions, cost atomic.Int64
+	observe         []metric.ObserveOption // scope, kind, outcome
+	record          []metric.RecordOption  // scope, outcome
 }
 
 // New returns a Recorder for cfg, its instruments created in the Meter
@@ -144,10 +150,10 @@ func New(cfg Config) (*Recorder, error) {
 		}
 	}
 	var err error
-	r.decisions, err = m.Int64Counter("ratescope.decisions", metric.WithUnit("{decision}"),
+	r.decisions, err = m.Int64ObservableCounter("ratescope.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared)."))
 	check(err)
-	r.cost, err = m.Int64Counter("ratescope.decision.cost", metric.WithUnit("{unit}"),
+	r.cost, err = m.Int64ObservableCounter("ratescope.decision.cost", metric.WithUnit("{unit}"),
 		metric.WithDescription("Units of cost of the decided requests, by scope, kind of caller and outcome."))
 	check(err)
 	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
@@ -174,7 +180,7 @@ func New(cfg Config) (*Recorder, error) {
 		metric.WithDescription("Denials the over-limit cache holds now."))
 	check(err)
 	if len(errs) == 0 {
-		_, err = m.RegisterCallback(r.collect, r.failures, r.evictions, r.calls, r.trips, r.redisFailures,
+		_, err = m.RegisterCallback(r.collect, r.decisions, r.cost, r.failures, r.evictions, r.calls, r.trips, r.redisFailures,
 			r.failedFast, r.opens, r.cacheHits, r.breakerOpen, r.cached)
 		check(err)
 	}
@@ -185,8 +191,9 @@ func New(cfg Config) (*Recorder, error) {
 }
 
 // Observe records the decision of e: give it to core.Config.Observe. It
-// passes ctx on to the instruments, so that an SDK that keeps exemplars
-// links them to the request's trace.
+// counts the decision and its cost in its series, and records the
+// duration with ctx, so that an SDK that keeps exemplars links the
+// duration to the request's trace.
 func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
 	v, ok := r.series.Load(key)
@@ -195,13 +202,13 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 		all := metric.WithAttributeSet(attribute.NewSet(scope, KindKey.String(key.kind.String()), outcome))
 		byScope := metric.WithAttributeSet(attribute.NewSet(scope, outcome))
 		v, _ = r.series.LoadOrStore(key, &series{
-			add:    []metric.AddOption{all},
-			record: []metric.RecordOption{byScope},
+			observe: []metric.ObserveOption{all},
+			record:  []metric.RecordOption{byScope},
 		})
 	}
 	s := v.(*series)
-	r.decisions.Add(ctx, 1, s.add...)
-	r.cost.Add(ctx, e.Cost(), s.add...)
+	s.decisions.Add(1)
+	s.cost.Add(e.Cost())
 	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
 		r.duration.Record(ctx, e.Duration.Seconds(), s.record...)
 	}
@@ -212,58 +219,35 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 // (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
 // several of them. It returns an error if v is none of them.
 func (r *Recorder) Watch(v any) error {
-	switch v.(type) {
-	case StoreFailureCounter, EvictionCounter, RedisStats:
-	default:
+	if !r.watched.Add(v) {
 		return fmt.Errorf("ratescope/otel: %T has none of StoreFailures, Evictions or Stats", v)
 	}
-	r.mu.Lock()
-	r.watched = append(r.watched, v)
-	r.mu.Unlock()
 	return nil
 }
 
-// collect observes the counters of the watched values, added up by kind:
-// an instrument is observed only when a value of its kind is watched.
+// collect observes the counts of every series seen, and the counters of
+// the watched values, added up by kind: an instrument of the watched
+// values is observed only when a value of its kind is watched.
 func (r *Recorder) collect(_ context.Context, o metric.Observer) error {
-	r.mu.Lock()
-	watched := append([]any(nil), r.watched...)
-	r.mu.Unlock()
-	var failures, evictions int64
-	var st redisstore.Stats
-	var open int64
-	var hasFailures, hasEvictions, hasRedis bool
-	for _, v := range watched {
-		if f, ok := v.(StoreFailureCounter); ok {
-			failures += f.StoreFailures()
-			hasFailures = true
-		}
-		if e, ok := v.(EvictionCounter); ok {
-			evictions += e.Evictions()
-			hasEvictions = true
-		}
-		if rs, ok := v.(RedisStats); ok {
-			s := rs.Stats()
-			st.Calls += s.Calls
-			st.RoundTrips += s.RoundTrips
-			st.Failures += s.Failures
-			st.FailedFast += s.FailedFast
-			st.BreakerOpens += s.BreakerOpens
-			st.CacheHits += s.CacheHits
-			st.Cached += s.Cached
-			if s.BreakerOpen {
-				open = 1
-			}
-			hasRedis = true
-		}
+	r.series.Range(func(_, v any) bool {
+		s := v.(*series)
+		o.ObserveInt64(r.decisions, s.decisions.Load(), s.observe...)
+		o.ObserveInt64(r.cost, s.cost.Load(), s.observe...)
+		return true
+	})
+	t := r.watched.Totals()
+	if t.HasStoreFailures {
+		o.ObserveInt64(r.failures, t.StoreFailures)
 	}
-	if hasFailures {
-		o.ObserveInt64(r.failures, failures)
+	if t.HasEvictions {
+		o.ObserveInt64(r.evictions, t.Evictions)
 	}
-	if hasEvictions {
-		o.ObserveInt64(r.evictions, evictions)
-	}
-	if hasRedis {
+	if t.HasRedis {
+		st := t.Redis
+		var open int64
+		if st.BreakerOpen {
+			open = 1
+		}
 		o.ObserveInt64(r.calls, st.Calls)
 		o.ObserveInt64(r.trips, st.RoundTrips)
 		o.ObserveInt64(r.redisFailures, st.Failures)

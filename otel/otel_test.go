@@ -2,10 +2,7 @@ package otel_test
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"math"
-	"net/http"
 	"testing"
 	"time"
 
@@ -19,9 +16,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
-	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/metricstest"
 	"github.com/ratescope/ratescope/internal/redistest"
 	rsotel "github.com/ratescope/ratescope/otel"
 )
@@ -74,100 +70,33 @@ func attrs(scope, kind, outcome string) []attribute.KeyValue {
 	return []attribute.KeyValue{rsotel.ScopeKey.String(scope), rsotel.KindKey.String(kind), rsotel.OutcomeKey.String(outcome)}
 }
 
-type downStore struct{}
-
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("down")
-}
-
 func TestRecord(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	metrics, reader := newRecorder(t, rsotel.Config{})
-	store := memstore.New(memstore.Config{SweepInterval: -1})
-	t.Cleanup(func() { _ = store.Close() })
-	clock := storetest.NewClock(storetest.Start)
-	policy := core.DefaultBalancePolicy()
-	policy.Warn, policy.Drop = 100, 150
-	lim, err := core.New(core.Config{
-		Store: store,
-		Scopes: []core.Scope{
-			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
-			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
-		},
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
-		NumProxies: core.Proxies(0),
-		Now:        clock.Now,
-		Logger:     slog.New(slog.DiscardHandler),
-		Observe:    metrics.Observe,
-	})
-	require.NoError(t, err)
-	down, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
-	require.NoError(t, err)
-	closed, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), FailClosedScopes: []string{"api"}, Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
-	require.NoError(t, err)
+	lims := metricstest.New(t, metrics.Observe)
 
 	got := collect(t, reader)
 	assert.NotContains(t, got, "ratescope.store.failures", "nothing watched yet")
-	require.NoError(t, metrics.Watch(lim))
-	require.NoError(t, metrics.Watch(down))
-	require.NoError(t, metrics.Watch(store))
+	require.NoError(t, metrics.Watch(lims.Limiter))
+	require.NoError(t, metrics.Watch(lims.Down))
+	require.NoError(t, metrics.Watch(lims.Store))
 	assert.EqualError(t, metrics.Watch(42), "ratescope/otel: int has none of StoreFailures, Evictions or Stats")
 
-	api, err := lim.Guard("api", 1)
-	require.NoError(t, err)
-	shadow, err := lim.Guard("new", 1)
-	require.NoError(t, err)
-	anon := core.Caller{}
-	h := http.Header{}
-	var d core.Decision
-	for range 3 {
-		decideInto(api, ctx, &d, anon, h, false) // 2 allowed, 1 denied
-	}
-	decideInto(api, ctx, &d, core.UserCaller("alice"), h, false)
-	decideInto(api, ctx, &d, core.UserCaller("admin"), nil, true)
-	for range 3 {
-		decideInto(shadow, ctx, &d, anon, h, false) // 1 allowed, 2 shadow
-	}
-	_, err = down.Allow(ctx, "api", anon) // failed open
-	require.NoError(t, err)
-	_, err = closed.Allow(ctx, "api", anon) // failed closed
-	require.NoError(t, err)
-	_, err = lim.AllowN(ctx, "api", core.UserCaller("bob"), 3)
-	require.NoError(t, err)
-	ws, err := lim.BalanceGuard("ws")
-	require.NoError(t, err)
-	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
-	ws.Charge(ctx, anon, 20)     // dropped
-	require.NoError(t, lim.Reset(ctx, "api", anon))
-	require.NoError(t, lim.Reset(ctx, "ws", anon))
+	lims.Decide(t)
 
 	got = collect(t, reader)
 	decisions := got["ratescope.decisions"]
 	assert.Equal(t, "{decision}", decisions.Unit)
 	assert.True(t, decisions.Data.(metricdata.Sum[int64]).IsMonotonic)
-	for _, tt := range []struct {
-		scope, kind, outcome string
-		want                 int64
-	}{
-		{"api", "anon", "allowed", 2},
-		{"api", "anon", "denied", 1},
-		{"api", "user", "allowed", 2},
-		{"api", "user", "exempt", 1},
-		{"new", "anon", "allowed", 1},
-		{"new", "anon", "shadow", 2},
-		{"api", "anon", "failed_open", 1},
-		{"api", "anon", "failed_closed", 1},
-		{"ws", "anon", "allowed", 1},
-		{"ws", "anon", "denied", 1},
-		{"api", "anon", "reset", 1},
-		{"ws", "anon", "reset", 1},
-	} {
-		n, ok := sum(decisions, attrs(tt.scope, tt.kind, tt.outcome)...)
-		assert.True(t, ok, "%s %s %s", tt.scope, tt.kind, tt.outcome)
-		assert.Equal(t, tt.want, n, "%s %s %s", tt.scope, tt.kind, tt.outcome)
+	for _, c := range metricstest.Counts {
+		n, ok := sum(decisions, attrs(c.Scope, c.Kind, c.Outcome)...)
+		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
+		assert.Equal(t, c.N, n, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
 	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, 12, "one series per scope, kind and outcome seen, none per caller")
+	costs := got["ratescope.decision.cost"]
+	assert.Equal(t, "{unit}", costs.Unit)
+	assert.True(t, costs.Data.(metricdata.Sum[int64]).IsMonotonic)
 	cost, _ := sum(got["ratescope.decision.cost"], attrs("api", "user", "allowed")...)
 	assert.Equal(t, int64(4), cost, "1 + 3 units")
 	wsCost, _ := sum(got["ratescope.decision.cost"], attrs("ws", "anon", "allowed")...)
@@ -250,10 +179,14 @@ func TestRedisStats(t *testing.T) {
 
 // The instruments come from the global MeterProvider when Config names
 // none, as OpenTelemetry's instrumentation libraries do; one set after New
-// still receives the measurements.
+// still receives the measurements. The decisions are counted by the
+// Recorder and read at collection, so one made before the provider was
+// set is counted too; its duration, recorded through the SDK then, is
+// not.
 func TestGlobalMeterProvider(t *testing.T) {
 	metrics, err := rsotel.New(rsotel.Config{})
 	require.NoError(t, err)
+	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1}})
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	previous := otel.GetMeterProvider()
@@ -263,9 +196,17 @@ func TestGlobalMeterProvider(t *testing.T) {
 		_ = provider.Shutdown(context.Background())
 	})
 	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeDenied, Cost: 1}})
-	n, ok := sum(collect(t, reader)["ratescope.decisions"], attrs("api", "anon", "denied")...)
+	got := collect(t, reader)
+	n, ok := sum(got["ratescope.decisions"], attrs("api", "anon", "denied")...)
 	assert.True(t, ok)
 	assert.Equal(t, int64(1), n)
+	before, ok := sum(got["ratescope.decisions"], attrs("api", "anon", "allowed")...)
+	assert.True(t, ok, "the decision made before the provider was set")
+	assert.Equal(t, int64(1), before)
+	hist := got["ratescope.decision.duration"].Data.(metricdata.Histogram[float64])
+	require.Len(t, hist.DataPoints, 1, "the duration recorded after the provider was set alone")
+	outcome, _ := hist.DataPoints[0].Attributes.Value(rsotel.OutcomeKey)
+	assert.Equal(t, "denied", outcome.AsString())
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -323,12 +264,4 @@ func BenchmarkObserve(b *testing.B) {
 			metrics.Observe(ctx, core.Event{Decision: d, Duration: time.Millisecond})
 		}
 	})
-}
-
-// decideInto decides a request by caller with g, as a middleware does, and
-// copies the decision into d.
-func decideInto(g *core.Guard, ctx context.Context, d *core.Decision, caller core.Caller, h http.Header, exempt bool) {
-	var t core.Ticket
-	g.Check(ctx, &t, core.Call{Caller: caller, Header: h, Exempt: exempt})
-	*d = *t.Decision()
 }

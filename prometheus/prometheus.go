@@ -8,7 +8,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/counters"
 )
 
 // Config configures a [Collector]. Zero fields take the defaults stated on
@@ -34,15 +34,15 @@ var DefaultBuckets = prom.ExponentialBuckets(50e-6, 2, 16)
 
 // StoreFailureCounter is what [Collector.Watch] reads
 // ratescope_store_failures_total from: *core.Limiter.
-type StoreFailureCounter interface{ StoreFailures() int64 }
+type StoreFailureCounter = counters.StoreFailureCounter
 
 // EvictionCounter is what [Collector.Watch] reads
 // ratescope_store_evictions_total from: *memstore.Store.
-type EvictionCounter interface{ Evictions() int64 }
+type EvictionCounter = counters.EvictionCounter
 
 // RedisStats is what [Collector.Watch] reads the ratescope_redis_ metrics
 // from: *redisstore.Store.
-type RedisStats interface{ Stats() redisstore.Stats }
+type RedisStats = counters.RedisStats
 
 // A Collector counts the decisions it observes and reads the counters of
 // the values it watches, for Prometheus. Build it with [New], give its
@@ -57,8 +57,7 @@ type Collector struct {
 	// that Observe does not look them up by label values each time.
 	series sync.Map // seriesKey -> *series
 
-	mu      sync.Mutex
-	watched []any
+	watched counters.Set
 
 	failures, evictions                            *prom.Desc
 	calls, trips, redisFailures, failedFast, opens *prom.Desc
@@ -141,14 +140,9 @@ func (c *Collector) Observe(_ context.Context, e core.Event) {
 // (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
 // several of them. It returns an error if v is none of them.
 func (c *Collector) Watch(v any) error {
-	switch v.(type) {
-	case StoreFailureCounter, EvictionCounter, RedisStats:
-	default:
+	if !c.watched.Add(v) {
 		return fmt.Errorf("ratescope/prometheus: %T has none of StoreFailures, Evictions or Stats", v)
 	}
-	c.mu.Lock()
-	c.watched = append(c.watched, v)
-	c.mu.Unlock()
 	return nil
 }
 
@@ -171,51 +165,26 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	c.cost.Collect(ch)
 	c.duration.Collect(ch)
 
-	c.mu.Lock()
-	watched := append([]any(nil), c.watched...)
-	c.mu.Unlock()
-	var failures, evictions int64
-	var st redisstore.Stats
-	var open float64
-	var hasFailures, hasEvictions, hasRedis bool
-	for _, v := range watched {
-		if f, ok := v.(StoreFailureCounter); ok {
-			failures += f.StoreFailures()
-			hasFailures = true
-		}
-		if e, ok := v.(EvictionCounter); ok {
-			evictions += e.Evictions()
-			hasEvictions = true
-		}
-		if r, ok := v.(RedisStats); ok {
-			s := r.Stats()
-			st.Calls += s.Calls
-			st.RoundTrips += s.RoundTrips
-			st.Failures += s.Failures
-			st.FailedFast += s.FailedFast
-			st.BreakerOpens += s.BreakerOpens
-			st.CacheHits += s.CacheHits
-			st.Cached += s.Cached
-			if s.BreakerOpen {
-				open = 1
-			}
-			hasRedis = true
-		}
-	}
+	t := c.watched.Totals()
 	counter := func(d *prom.Desc, v int64) { ch <- prom.MustNewConstMetric(d, prom.CounterValue, float64(v)) }
-	if hasFailures {
-		counter(c.failures, failures)
+	if t.HasStoreFailures {
+		counter(c.failures, t.StoreFailures)
 	}
-	if hasEvictions {
-		counter(c.evictions, evictions)
+	if t.HasEvictions {
+		counter(c.evictions, t.Evictions)
 	}
-	if hasRedis {
+	if t.HasRedis {
+		st := t.Redis
 		counter(c.calls, st.Calls)
 		counter(c.trips, st.RoundTrips)
 		counter(c.redisFailures, st.Failures)
 		counter(c.failedFast, st.FailedFast)
 		counter(c.opens, st.BreakerOpens)
 		counter(c.cacheHits, st.CacheHits)
+		open := 0.0
+		if st.BreakerOpen {
+			open = 1
+		}
 		ch <- prom.MustNewConstMetric(c.breakerOpen, prom.GaugeValue, open)
 		ch <- prom.MustNewConstMetric(c.cached, prom.GaugeValue, float64(st.Cached))
 	}

@@ -2,8 +2,6 @@ package prometheus_test
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,9 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
-	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/metricstest"
 	"github.com/ratescope/ratescope/internal/redistest"
 	rsprom "github.com/ratescope/ratescope/prometheus"
 )
@@ -77,101 +74,30 @@ next:
 	return 0, false
 }
 
-type downStore struct{}
-
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("down")
-}
-
 func TestScrape(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	metrics := rsprom.New(rsprom.Config{})
-	store := memstore.New(memstore.Config{SweepInterval: -1})
-	t.Cleanup(func() { _ = store.Close() })
-	clock := storetest.NewClock(storetest.Start)
-	// rippled's figures with low thresholds (a policy with any figure set
-	// is taken as written, so start from the default one).
-	policy := core.DefaultBalancePolicy()
-	policy.Warn, policy.Drop = 100, 150
-	lim, err := core.New(core.Config{
-		Store: store,
-		Scopes: []core.Scope{
-			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
-			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
-		},
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
-		NumProxies: core.Proxies(0),
-		Now:        clock.Now,
-		Logger:     slog.New(slog.DiscardHandler),
-		Observe:    metrics.Observe,
-	})
-	require.NoError(t, err)
-	down, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
-	require.NoError(t, err)
-	closed, err := core.New(core.Config{Store: downStore{}, NumProxies: core.Proxies(0), FailClosedScopes: []string{"api"}, Logger: slog.New(slog.DiscardHandler), Observe: metrics.Observe})
-	require.NoError(t, err)
-	require.NoError(t, metrics.Watch(lim))
-	require.NoError(t, metrics.Watch(down))
-	require.NoError(t, metrics.Watch(store))
+	lims := metricstest.New(t, metrics.Observe)
+	require.NoError(t, metrics.Watch(lims.Limiter))
+	require.NoError(t, metrics.Watch(lims.Down))
+	require.NoError(t, metrics.Watch(lims.Store))
 	assert.Error(t, metrics.Watch(42), "an int has no counters")
 
 	reg := prom.NewRegistry()
 	require.NoError(t, reg.Register(metrics))
 
-	api, err := lim.Guard("api", 1)
-	require.NoError(t, err)
-	shadow, err := lim.Guard("new", 1)
-	require.NoError(t, err)
-	anon := core.Caller{}
-	h := http.Header{}
-	var d core.Decision
-	for range 3 {
-		decideInto(api, ctx, &d, anon, h, false) // 2 allowed, 1 denied
-	}
-	decideInto(api, ctx, &d, core.UserCaller("alice"), h, false)
-	decideInto(api, ctx, &d, core.UserCaller("admin"), nil, true)
-	for range 3 {
-		decideInto(shadow, ctx, &d, anon, h, false) // 1 allowed, 2 shadow
-	}
-	_, err = down.Allow(ctx, "api", anon) // failed open
-	require.NoError(t, err)
-	_, err = closed.Allow(ctx, "api", anon) // failed closed
-	require.NoError(t, err)
-	_, err = lim.AllowN(ctx, "api", core.UserCaller("bob"), 3)
-	require.NoError(t, err)
-
-	ws, err := lim.BalanceGuard("ws")
-	require.NoError(t, err)
-	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
-	ws.Charge(ctx, anon, 20)     // dropped
-	require.NoError(t, lim.Reset(ctx, "api", anon))
-	require.NoError(t, lim.Reset(ctx, "ws", anon))
+	lims.Decide(t)
 
 	families := scrape(t, reg)
-	for _, tt := range []struct {
-		scope, kind, outcome string
-		want                 float64
-	}{
-		{"api", "anon", "allowed", 2},
-		{"api", "anon", "denied", 1},
-		{"api", "user", "allowed", 2},
-		{"api", "user", "exempt", 1},
-		{"new", "anon", "allowed", 1},
-		{"new", "anon", "shadow", 2},
-		{"api", "anon", "failed_open", 1},
-		{"api", "anon", "failed_closed", 1},
-		{"ws", "anon", "allowed", 1},
-		{"ws", "anon", "denied", 1},
-		{"api", "anon", "reset", 1},
-		{"ws", "anon", "reset", 1},
-	} {
-		got, ok := value(families, "ratescope_decisions_total", map[string]string{"scope": tt.scope, "kind": tt.kind, "outcome": tt.outcome})
-		assert.True(t, ok, "%s %s %s", tt.scope, tt.kind, tt.outcome)
-		assert.Equal(t, tt.want, got, "%s %s %s", tt.scope, tt.kind, tt.outcome)
+	for _, c := range metricstest.Counts {
+		got, ok := value(families, "ratescope_decisions_total", map[string]string{"scope": c.Scope, "kind": c.Kind, "outcome": c.Outcome})
+		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
+		assert.Equal(t, float64(c.N), got, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
 	cost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "api", "kind": "user", "outcome": "allowed"})
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
+	wsCost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "ws", "kind": "anon", "outcome": "allowed"})
+	assert.Equal(t, float64(32*150), wsCost)
 	n, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api"})
 	require.True(t, ok)
 	assert.Equal(t, 7.0, n, "every decision that asked the store, the exempt one and the reset aside")
@@ -190,7 +116,7 @@ func TestScrape(t *testing.T) {
 
 	// The registry checks the metrics are consistent with their
 	// descriptions.
-	_, err = reg.Gather()
+	_, err := reg.Gather()
 	require.NoError(t, err)
 }
 
@@ -235,12 +161,4 @@ func BenchmarkObserve(b *testing.B) {
 			metrics.Observe(ctx, core.Event{Decision: d, Duration: time.Millisecond})
 		}
 	})
-}
-
-// decideInto decides a request by caller with g, as a middleware does, and
-// copies the decision into d.
-func decideInto(g *core.Guard, ctx context.Context, d *core.Decision, caller core.Caller, h http.Header, exempt bool) {
-	var t core.Ticket
-	g.Check(ctx, &t, core.Call{Caller: caller, Header: h, Exempt: exempt})
-	*d = *t.Decision()
 }

@@ -3,6 +3,7 @@ package consumertest_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -185,6 +186,15 @@ func TestQuickStarts(t *testing.T) {
 				}, time.Minute, 50*time.Millisecond, "no export of ratescope.decisions with a refusal on standard output:\n%s", p.out.String())
 				assert.Contains(t, p.out.String(), `"Name":"ratescope.decisions"`)
 				assert.Contains(t, p.out.String(), `"Name":"ratescope.decision.duration"`)
+				// The refusal's outcome is an attribute of the duration
+				// too: ratescope.decisions itself counts it, and the 60
+				// requests served, in the last export.
+				require.Eventually(t, func() bool {
+					return exportedDecisions(t, p.out.String())["api anon denied"] == 1
+				}, time.Minute, 50*time.Millisecond, "no export of ratescope.decisions counting the refusal:\n%s", p.out.String())
+				decisions := exportedDecisions(t, p.out.String())
+				assert.Equal(t, int64(1), decisions["api anon denied"])
+				assert.Equal(t, int64(60), decisions["api anon allowed"])
 			}
 			if q.whole {
 				logged := p.stop()
@@ -196,6 +206,55 @@ func TestQuickStarts(t *testing.T) {
 		})
 	}
 	t.Logf("total: %s", time.Since(started).Round(time.Millisecond))
+}
+
+// exportedDecisions returns the data points of ratescope.decisions in the
+// last export that stdoutmetric wrote to out (one line of JSON an export),
+// by their attributes ("scope kind outcome"); none if no export has them.
+func exportedDecisions(t *testing.T, out string) map[string]int64 {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "{") {
+			continue
+		}
+		var rm struct {
+			ScopeMetrics []struct {
+				Metrics []struct {
+					Name string
+					Data struct {
+						DataPoints []struct {
+							Attributes []struct {
+								Key   string
+								Value struct{ Value any }
+							}
+							Value float64
+						}
+					}
+				}
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &rm), "%s", lines[i])
+		got := map[string]int64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name != "ratescope.decisions" {
+					continue
+				}
+				for _, p := range m.Data.DataPoints {
+					attrs := map[string]string{}
+					for _, a := range p.Attributes {
+						attrs[a.Key] = fmt.Sprint(a.Value.Value)
+					}
+					got[attrs["ratescope.scope"]+" "+attrs["ratescope.caller.kind"]+" "+attrs["ratescope.outcome"]] = int64(p.Value)
+				}
+			}
+		}
+		if len(got) > 0 {
+			return got
+		}
+	}
+	return nil
 }
 
 // A refusal is the README's sample answer of a quick start to a caller

@@ -3,7 +3,6 @@ package portal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -78,14 +77,13 @@ func metricsArg(args []string) []string {
 // module into an SDK MeterProvider whose ManualReader GET /metrics
 // collects. Its methods are safe for concurrent use.
 type otelMetrics struct {
-	recorder  *rsotel.Recorder
-	reader    *sdkmetric.ManualReader
-	provider  *sdkmetric.MeterProvider
-	closeNext func() error // what App.Close released before
+	recorder *rsotel.Recorder
+	reader   *sdkmetric.ManualReader
+	provider *sdkmetric.MeterProvider
 }
 
-func newOTelMetrics(closeNext func() error) (*otelMetrics, error) {
-	m := &otelMetrics{reader: sdkmetric.NewManualReader(), closeNext: closeNext}
+func newOTelMetrics() (*otelMetrics, error) {
+	m := &otelMetrics{reader: sdkmetric.NewManualReader()}
 	m.provider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(m.reader))
 	r, err := rsotel.New(rsotel.Config{MeterProvider: m.provider})
 	if err != nil {
@@ -109,8 +107,7 @@ func (m *otelMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(rm)
 }
 
-// Close shuts the MeterProvider down, then releases what App.Close
-// released before.
+// Close shuts the MeterProvider down.
 func (m *otelMetrics) Close() error {
-	return errors.Join(m.provider.Shutdown(context.Background()), m.closeNext())
+	return m.provider.Shutdown(context.Background())
 }

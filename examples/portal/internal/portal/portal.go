@@ -290,11 +290,13 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		a.Metrics, cfg.Observe = prom, prom.Observe
 	case MetricsOTel:
 		var err error
-		if otel, err = newOTelMetrics(a.close); err != nil {
+		if otel, err = newOTelMetrics(); err != nil {
 			_ = a.close()
 			return nil, err
 		}
-		a.Metrics, cfg.Observe, a.close = otel, otel.recorder.Observe, otel.Close
+		closeStore := a.close
+		a.Metrics, cfg.Observe = otel, otel.recorder.Observe
+		a.close = func() error { return errors.Join(otel.Close(), closeStore()) }
 	}
 	if err := a.observeLive(&cfg, o.Now); err != nil {
 		_ = a.close()
