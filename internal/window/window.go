@@ -154,13 +154,26 @@ func Clock(last, now int64) (at int64, merge bool) {
 // Merge moves every count into the bucket of time now. Use it when [Clock]
 // says so, before Advance.
 func (c *Counts[T]) Merge(s Shape, now int64) {
-	var sum T
-	for _, v := range c.C {
-		sum += v
-	}
+	sum := c.total()
 	*c = Counts[T]{}
-	c.C[slot(now/s.Width)] = sum
+	c.C[slot(now/s.Width)] = T(sum)
 }
+
+// total returns the sum of every counter. It is read on every decision,
+// once per limit, so it is written out: a loop costs twice the
+// instructions (its index, its bound, and a check of each index).
+func (c *Counts[T]) total() int64 {
+	w := &c.C
+	a := int64(w[0]) + int64(w[1]) + int64(w[2]) + int64(w[3]) + int64(w[4]) +
+		int64(w[5]) + int64(w[6]) + int64(w[7]) + int64(w[8]) + int64(w[9])
+	b := int64(w[10]) + int64(w[11]) + int64(w[12]) + int64(w[13]) + int64(w[14]) +
+		int64(w[15]) + int64(w[16]) + int64(w[17]) + int64(w[18]) + int64(w[19])
+	return a + b + int64(w[20])
+}
+
+// total reads the counters 0 to 20: this fails to compile unless Slots
+// is 21.
+var _ [Slots - 21]struct{} = [0]struct{}{}
 
 // Pos is where a request falls in a window: From is the bucket of the
 // caller's last admitted request, Cur the bucket of the request's time.
@@ -182,10 +195,7 @@ func (c *Counts[T]) Live(s Shape, p Pos, last, now int64) int64 {
 	}
 	// Every slot, less the ones after From: they hold buckets a whole
 	// window old.
-	var sum int64
-	for _, v := range c.C {
-		sum += int64(v)
-	}
+	sum := c.total()
 	for b := p.From + 1; b <= p.Cur; b++ {
 		sum -= int64(c.C[slot(b)])
 	}
@@ -221,11 +231,7 @@ func (c *Counts[T]) Advance(s Shape, p Pos, last, now int64) {
 
 // Sum returns the units counted in the window. Call Advance first.
 func (c *Counts[T]) Sum() int64 {
-	var s int64
-	for _, v := range c.C {
-		s += int64(v)
-	}
-	return s
+	return c.total()
 }
 
 // Add records cost units in the bucket of the request (p.Cur), for a
