@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math/bits"
 	"net/http"
 	"strconv"
 	"time"
@@ -135,31 +136,46 @@ const decimalPairs = "00010203040506070809" +
 
 // appendCount appends v in decimal, as strconv.AppendInt(b, v, 10) does
 // (TestAppendCount checks it), for the counts of every RateLimit value: a
-// count of 0 or more, two digits at a time, with no call beyond the final
-// copy. A negative v, which no count is, goes to strconv.
+// count of 0 or more, two digits at a time, written in place with no call
+// when b has room for them. A negative v, which no count is, and a count
+// that b has no room for, go to strconv.
 func appendCount(b []byte, v int64) []byte {
 	if v < 0 {
 		return strconv.AppendInt(b, v, 10)
 	}
 	u := uint64(v)
-	var tmp [20]byte // the 19 digits of the largest int64, and room
-	i := len(tmp)
+	// The number of digits, from the bit length (log10(2) is about
+	// 1233/4096) and one comparison; then the digits go straight into
+	// their place in b, the last two first.
+	n := (bits.Len64(u) * 1233) >> 12
+	if u >= pow10[n] {
+		n++
+	}
+	n = max(n, 1)
+	if cap(b)-len(b) < n {
+		return strconv.AppendUint(b, u, 10)
+	}
+	b = b[:len(b)+n]
+	d := b[len(b)-n:]
 	for u >= 100 {
 		q := u / 100
 		j := (u - q*100) * 2
-		i -= 2
-		tmp[i], tmp[i+1] = decimalPairs[j], decimalPairs[j+1]
+		n -= 2
+		d[n], d[n+1] = decimalPairs[j], decimalPairs[j+1]
 		u = q
 	}
 	if u >= 10 {
-		i -= 2
-		tmp[i], tmp[i+1] = decimalPairs[u*2], decimalPairs[u*2+1]
+		d[0], d[1] = decimalPairs[u*2], decimalPairs[u*2+1]
 	} else {
-		i--
-		tmp[i] = byte('0' + u)
+		d[0] = byte('0' + u)
 	}
-	return append(b, tmp[i:]...)
+	return b
 }
+
+// pow10 holds 10^0 to 10^18, for appendCount: every power of ten that can
+// begin a count of 1 to 19 digits.
+var pow10 = [19]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18}
 
 func policyName(scope string, kind Kind, r Rate) string {
 	return `"` + scope + "." + kind.String() + "." + periodString(r.Period) + `"`
