@@ -77,6 +77,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -496,10 +497,7 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	a := &anonPair[T, W]{
 		v4: newTable[uint32, T, W](s, key, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
-			func(c core.Caller) uint32 {
-				a := c.Network().Addr().As4()
-				return binary.BigEndian.Uint32(a[:])
-			}),
+			func(c core.Caller) uint32 { return v4Key(c.Network().Addr()) }),
 		v6: newTable[[16]byte, T, W](s, key, periods,
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
@@ -507,6 +505,12 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 			func(c core.Caller) [16]byte { return storekey.Addr16(c) }),
 	}
 	return &keyedTable{key: key, table: a}
+}
+
+// v4Key returns the key of an IPv4 address in the table of IPv4 callers.
+func v4Key(a netip.Addr) uint32 {
+	b := a.As4()
+	return binary.BigEndian.Uint32(b[:])
 }
 
 // Take decides req in the table of its address family, if req is one of
@@ -523,8 +527,8 @@ func (a *anonPair[T, W]) Take(ctx context.Context, req core.Request) (core.Resul
 // takeInto decides req, one of the pair's requests, in the table of its
 // address family.
 func (a *anonPair[T, W]) takeInto(req *core.Request, now int64, res *core.Result) {
-	if req.Caller.Network().Addr().Is4() {
-		a.v4.take(req, now, res)
+	if addr := req.Caller.Network().Addr(); addr.Is4() {
+		a.v4.takeKey(v4Key(addr), req, now, res) // its key at hand: no call of v4.id
 	} else {
 		a.v6.take(req, now, res)
 	}

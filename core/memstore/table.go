@@ -177,7 +177,12 @@ func (t *genericTable[K, T, W]) decide(req core.Request, now int64) core.Result 
 // writes the result to res, which is zero. Its callers call it statically,
 // so that req and res stay on their stacks.
 func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Result) {
-	k := t.id(req.Caller)
+	t.takeKey(t.id(req.Caller), req, now, res)
+}
+
+// takeKey is take for the caller of req with key k (t.id(req.Caller)), for
+// a caller that has the key at hand.
+func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *core.Result) {
 	sh := &t.shards[t.hash(k)%shardCount]
 	var sums [core.MaxLimits]int64
 
