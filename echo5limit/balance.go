@@ -92,14 +92,15 @@ func NewBalance(cfg BalanceConfig) (echo.MiddlewareFunc, error) {
 		cfg.DenyHandler = d.DenyHandler
 	}
 	reference := guard.Scope().Costs.Reference
+	hooks := guards.Hooks[*echo.Context]{Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Exempt: cfg.Exempt}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
 			if cfg.Skipper(c) {
 				return next(c)
 			}
-			caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
+			caller := hooks.Caller(c, c.Request())
 			var d *core.BalanceDecision
-			if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+			if hooks.IsExempt(c, caller) {
 				d = guard.Exempt(c.Request().Context(), caller)
 			} else {
 				cost := reference

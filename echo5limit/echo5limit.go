@@ -205,13 +205,16 @@ func New(cfg Config) (echo.MiddlewareFunc, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	m := &limiter{cfg: cfg, guard: guard}
+	m := &limiter{cfg: cfg, guard: guard, hooks: guards.Hooks[*echo.Context]{
+		Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Plan: cfg.Plan, Exempt: cfg.Exempt,
+	}}
 	return m.wrap, nil
 }
 
 type limiter struct {
 	cfg   Config
 	guard *core.Guard
+	hooks guards.Hooks[*echo.Context]
 }
 
 func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
@@ -221,18 +224,11 @@ func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		r := c.Request()
-		caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
 		// t stays on the stack: only a decision that outlives the
 		// request (kept for Decision, or given to the deny handler)
 		// goes to the heap.
 		var t core.Ticket
-		m.guard.Check(r.Context(), &t, core.Call{
-			Caller: caller,
-			Route:  c.Path(),
-			Plan:   planOf(c, cfg.Plan, caller),
-			Exempt: cfg.Exempt != nil && cfg.Exempt(c, caller),
-			Header: c.Response().Header(),
-		})
+		m.guard.Check(r.Context(), &t, m.hooks.Call(c, r, c.Path(), c.Response().Header()))
 		if cfg.KeepDecision {
 			c.Set(decisionKey, t.Decision())
 		}
@@ -250,29 +246,6 @@ func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
-}
-
-// planOf returns the plan that plan (nil for none) reads from c for a
-// signed-in caller, and "" for an anonymous one.
-func planOf(c *echo.Context, plan func(*echo.Context) string, caller core.Caller) string {
-	if plan == nil || caller.Kind() != core.User {
-		return ""
-	}
-	return plan(c)
-}
-
-// callerOf returns who made the request of c, as [core.Limiter.Caller]
-// finds it from the key and the user id that the functions (each may be
-// nil) read from c; the user is not read for a caller with a key.
-func callerOf(c *echo.Context, lim *core.Limiter, key, user func(*echo.Context) string) core.Caller {
-	var k, u string
-	if key != nil {
-		k = key(c)
-	}
-	if k == "" && user != nil {
-		u = user(c)
-	}
-	return lim.Caller(c.Request(), k, u)
 }
 
 // Must returns m, or panics with err: for e.Use(echo5limit.Must(echo5limit.New(cfg)))

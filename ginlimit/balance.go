@@ -87,13 +87,14 @@ func NewBalance(cfg BalanceConfig) (gin.HandlerFunc, error) {
 		cfg.DenyHandler = DefaultBalanceConfig().DenyHandler
 	}
 	reference := guard.Scope().Costs.Reference
+	hooks := guards.Hooks[*gin.Context]{Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Exempt: cfg.Exempt}
 	return func(c *gin.Context) {
 		if cfg.Skipper != nil && cfg.Skipper(c) {
 			return
 		}
-		caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
+		caller := hooks.Caller(c, c.Request)
 		var d *core.BalanceDecision
-		if cfg.Exempt != nil && cfg.Exempt(c, caller) {
+		if hooks.IsExempt(c, caller) {
 			d = guard.Exempt(c.Request.Context(), caller)
 		} else {
 			cost := reference

@@ -181,13 +181,16 @@ func New(cfg Config) (gin.HandlerFunc, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	m := &middleware{cfg: cfg, guard: guard}
+	m := &middleware{cfg: cfg, guard: guard, hooks: guards.Hooks[*gin.Context]{
+		Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Plan: cfg.Plan, Exempt: cfg.Exempt,
+	}}
 	return m.handle, nil
 }
 
 type middleware struct {
 	cfg   Config
 	guard *core.Guard
+	hooks guards.Hooks[*gin.Context]
 }
 
 func (m *middleware) handle(c *gin.Context) {
@@ -195,17 +198,10 @@ func (m *middleware) handle(c *gin.Context) {
 	if cfg.Skipper != nil && cfg.Skipper(c) {
 		return
 	}
-	caller := callerOf(c, cfg.Limiter, cfg.Key, cfg.User)
 	// t stays on the stack: only a decision that outlives the request
 	// (kept for Decision, or given to the deny handler) goes to the heap.
 	var t core.Ticket
-	m.guard.Check(c.Request.Context(), &t, core.Call{
-		Caller: caller,
-		Route:  c.FullPath(),
-		Plan:   planOf(c, cfg.Plan, caller),
-		Exempt: cfg.Exempt != nil && cfg.Exempt(c, caller),
-		Header: c.Writer.Header(),
-	})
+	m.guard.Check(c.Request.Context(), &t, m.hooks.Call(c, c.Request, c.FullPath(), c.Writer.Header()))
 	if cfg.KeepDecision {
 		c.Set(decisionKey{}, t.Decision())
 	}
@@ -223,29 +219,6 @@ func (m *middleware) handle(c *gin.Context) {
 			_ = t.GiveBack(c.Request.Context()) // logged by the Limiter; the units stay counted
 		}
 	}
-}
-
-// planOf returns the plan that plan (nil for none) reads from c for a
-// signed-in caller, and "" for an anonymous one.
-func planOf(c *gin.Context, plan func(*gin.Context) string, caller core.Caller) string {
-	if plan == nil || caller.Kind() != core.User {
-		return ""
-	}
-	return plan(c)
-}
-
-// callerOf returns who made the request of c, as [core.Limiter.Caller]
-// finds it from the key and the user id that the functions (each may be
-// nil) read from c; the user is not read for a caller with a key.
-func callerOf(c *gin.Context, lim *core.Limiter, key, user func(*gin.Context) string) core.Caller {
-	var k, u string
-	if key != nil {
-		k = key(c)
-	}
-	if k == "" && user != nil {
-		u = user(c)
-	}
-	return lim.Caller(c.Request, k, u)
 }
 
 // Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))

@@ -1,7 +1,9 @@
 // Package guards holds what every framework adapter (ginlimit,
-// echolimit, echo5limit, wslimit) does in the same way when a middleware is
-// built: the Guard of its configuration, checked once, so that a bad scope,
-// cost or store fails at startup with the same message on every framework.
+// echolimit, echo5limit, wslimit) does in the same way: when a middleware
+// is built, the Guard of its configuration, checked once, so that a bad
+// scope, cost or store fails at startup with the same message on every
+// framework; on each request, finding the caller, its plan and whether it
+// is exempt ([Hooks]).
 package guards
 
 import (
