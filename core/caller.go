@@ -158,11 +158,7 @@ func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
 	if user != "" {
 		return UserCaller(user)
 	}
-	var forwarded []string
-	if l.proxies.n > 0 || len(l.trusted) > 0 {
-		forwarded = r.Header["X-Forwarded-For"]
-	}
-	a, _ := clientAddr(r.RemoteAddr, forwarded, l.proxies, l.trusted)
+	a, _ := l.clientAddr(r)
 	return Caller{network: network(a, l.bits6)}
 }
 

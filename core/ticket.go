@@ -56,8 +56,8 @@ func (l *Limiter) NewGuard(cfg GuardConfig) (*Guard, error) {
 	if err == nil && len(cfg.RouteCosts) > 0 {
 		g, err = g.withRouteCosts(cfg.RouteCosts)
 	}
-	if err == nil && cfg.GiveBack && l.giver == nil {
-		err = fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	if err == nil && cfg.GiveBack {
+		err = l.canGiveBack()
 	}
 	if err != nil {
 		return nil, err
@@ -253,6 +253,15 @@ func (g *grant) from(d *Decision) {
 	}
 }
 
+// canGiveBack returns nil if l's store can give units back, and otherwise
+// an error wrapping [ErrNoGiveBack] that names the store.
+func (l *Limiter) canGiveBack() error {
+	if l.giver == nil {
+		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	}
+	return nil
+}
+
 // errNotAGuardDecision is the error of [Limiter.GiveBack] for a counted
 // decision that no [Ticket] handed out.
 var errNotAGuardDecision = errors.New("ratescope: the decision cannot be given back: only a decision of a Guard can (Guard.Check, then Ticket.GiveBack, or Limiter.GiveBack on Ticket.Decision)")
@@ -262,8 +271,8 @@ func (g *grant) give(ctx context.Context, l *Limiter) error {
 	if g.limits == nil || l == nil {
 		return nil
 	}
-	if l.giver == nil {
-		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
+	if err := l.canGiveBack(); err != nil {
+		return err
 	}
 	if !g.given.CompareAndSwap(false, true) {
 		return nil

@@ -116,7 +116,7 @@ func anon(addr string) core.Caller {
 	if a.Is6() {
 		bits = 64
 	}
-	return core.NetworkCaller(netip.PrefixFrom(a, bits).Masked())
+	return core.NetworkCaller(netip.PrefixFrom(a, bits))
 }
 
 func (c *caller) take(cost int64) core.Result {
