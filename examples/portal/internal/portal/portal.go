@@ -319,8 +319,10 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		prom.limiter = lim
 	}
 	if otel != nil {
-		_ = otel.recorder.Watch(lim)
-		_ = otel.recorder.Watch(store)
+		if err := errors.Join(otel.recorder.Watch(lim), otel.recorder.Watch(store)); err != nil {
+			_ = a.close()
+			return nil, err
+		}
 	}
 	return a, nil
 }
