@@ -184,9 +184,7 @@ func TestJSON(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min"})
 	s.allow(t, "api", s.addr("203.0.113.7"), 3)
-	w := httptest.NewRecorder()
-	s.view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/debug/limits?format=json", nil))
-	require.Equal(t, http.StatusOK, w.Code)
+	w := get(t, s.view, "/debug/limits?format=json") // 200
 	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
 	var got liveview.Snapshot
