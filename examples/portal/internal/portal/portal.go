@@ -298,7 +298,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		a.Metrics, cfg.Observe = otel, otel.recorder.Observe
 		a.close = func() error { return errors.Join(otel.Close(), closeStore()) }
 	}
-	if err := a.observeLive(&cfg, o.Now); err != nil {
+	if err := a.observeLive(&cfg); err != nil {
 		_ = a.close()
 		return nil, err
 	}
