@@ -1,6 +1,7 @@
 package liveview
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -82,25 +83,17 @@ type registry struct {
 
 // get returns the series of scope, made on its first event.
 func (g *registry) get(scope string) *scopeSeries {
-	if m := g.scopes.Load(); m != nil {
-		if s, ok := (*m)[scope]; ok {
-			return s
-		}
+	if s, ok := g.all()[scope]; ok {
+		return s
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	old := g.scopes.Load()
-	if old != nil {
-		if s, ok := (*old)[scope]; ok {
-			return s
-		}
+	old := g.all()
+	if s, ok := old[scope]; ok {
+		return s
 	}
-	m := make(map[string]*scopeSeries, 1)
-	if old != nil {
-		for k, v := range *old {
-			m[k] = v
-		}
-	}
+	m := make(map[string]*scopeSeries, len(old)+1)
+	maps.Copy(m, old)
 	s := &scopeSeries{}
 	m[scope] = s
 	g.scopes.Store(&m)

@@ -173,7 +173,10 @@ func (s *sketch) lookup(scope, caller string) (core.Caller, int) {
 	var found []core.Caller
 	for i := range s.sums {
 		for _, e := range s.sums[i].entries {
-			if e.scope == scope && e.caller.String() == caller && !slices.Contains(found, e.caller) {
+			if e.scope != scope || e.caller.String() != caller {
+				continue
+			}
+			if !slices.ContainsFunc(found, func(f core.Caller) bool { return sameCaller(f, e.caller) }) {
 				found = append(found, e.caller)
 			}
 		}
@@ -182,6 +185,17 @@ func (s *sketch) lookup(scope, caller string) (core.Caller, int) {
 		return core.Caller{}, len(found)
 	}
 	return found[0], 1
+}
+
+// sameCaller reports whether a and b are counted as one caller: the same
+// user id (or key) and network, which is what the store keys a count by
+// and what hashOf hashes. A Caller holds more than that (what
+// core.Limiter.Caller found of the request's address against the exempt
+// networks), so that a reset of the caller built by core.UserCaller or
+// core.Limiter.AddrCaller is not == to the caller the limiter built from a
+// request, though it resets its counts.
+func sameCaller(a, b core.Caller) bool {
+	return a.User() == b.User() && a.Network() == b.Network()
 }
 
 // clear empties m, keeping its memory.
@@ -211,7 +225,7 @@ func (m *summary) find(h uint64, scope string, c core.Caller) (uint64, bool) {
 			return i, false
 		}
 		e := &m.entries[x-1]
-		if e.hash == h && e.scope == scope && e.caller == c {
+		if e.hash == h && e.scope == scope && sameCaller(e.caller, c) {
 			return i, true
 		}
 	}

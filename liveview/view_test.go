@@ -184,9 +184,7 @@ func TestJSON(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min"})
 	s.allow(t, "api", s.addr("203.0.113.7"), 3)
-	w := httptest.NewRecorder()
-	s.view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/debug/limits?format=json", nil))
-	require.Equal(t, http.StatusOK, w.Code)
+	w := get(t, s.view, "/debug/limits?format=json") // 200
 	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
 	var got liveview.Snapshot
@@ -276,4 +274,40 @@ func TestPeriods(t *testing.T) {
 	snap = s.view.Snapshot()
 	assert.Zero(t, snap.Refusals)
 	assert.Empty(t, snap.Refused)
+}
+
+// TestResetMarkedWithExemptNetworks: a limiter with exempt networks marks
+// the callers it builds from requests with what it found of their address;
+// a reset made outside the view (lim.Reset of UserCaller or AddrCaller, as
+// the portal's admin route does) names the same counted caller without that
+// mark, and the view marks it on the caller's row all the same.
+func TestResetMarkedWithExemptNetworks(t *testing.T) {
+	t.Parallel()
+	clock := storetest.NewClock(storetest.Start)
+	view, err := liveview.New(liveview.Config{Now: clock.Now})
+	require.NoError(t, err)
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = store.Close() })
+	lim, err := core.New(core.Config{
+		Store: store, Rates: map[string]string{"api.anon": "1/min", "api.user": "1/min"}, NumProxies: core.Proxies(0),
+		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}, Now: clock.Now, Observe: view.Observe,
+	})
+	require.NoError(t, err)
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "192.0.2.1:1234"
+	ctx := context.Background()
+	for _, c := range []core.Caller{lim.Caller(r, "", "bob"), lim.Caller(r, "", "")} {
+		for range 2 {
+			_, err := lim.Allow(ctx, "api", c)
+			require.NoError(t, err)
+		}
+	}
+	clock.Advance(time.Second)
+	require.NoError(t, lim.Reset(ctx, "api", core.UserCaller("bob")))
+	require.NoError(t, lim.Reset(ctx, "api", lim.AddrCaller(netip.MustParseAddr("192.0.2.1"))))
+	snap := view.Snapshot()
+	require.Len(t, snap.Refused, 2)
+	for _, row := range snap.Refused {
+		assert.Equal(t, clock.Now(), row.Reset, row.Caller)
+	}
 }

@@ -527,20 +527,33 @@ func decisions(scope, kind, outcome string) string {
 	return `ratescope_decisions_total{scope="` + scope + `",kind="` + kind + `",outcome="` + outcome + `"}`
 }
 
+// startMetrics starts the portal on fw with the flags metrics (-metrics
+// alone, or -metrics otel), -admins root and api.anon=2/min, and sends what the
+// metrics tests count: three anonymous requests (2 allowed, 1 denied), one
+// of root (exempt) and one of alice (allowed); then it scrapes /metrics
+// three times with scrape, which counts nothing (/metrics is not limited,
+// so never refused).
+func startMetrics(t *testing.T, fw string, scrape func(*process), metrics ...string) *process {
+	t.Helper()
+	args := append([]string{"-framework", fw, "-num-proxies", "0"}, metrics...)
+	p := start(t, append(args, "-admins", "root", "-rates", "api.anon=2/min,100/day")...)
+	for range 3 {
+		p.get(t, "/api/records", "")
+	}
+	p.get(t, "/api/records", "root")
+	p.get(t, "/api/records", "alice")
+	for range 3 {
+		scrape(p)
+	}
+	return p
+}
+
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	for _, fw := range frameworks {
 		t.Run(fw, func(t *testing.T) {
 			t.Parallel()
-			p := start(t, "-framework", fw, "-num-proxies", "0", "-metrics", "-admins", "root", "-rates", "api.anon=2/min,100/day")
-			for range 3 {
-				p.get(t, "/api/records", "")
-			}
-			p.get(t, "/api/records", "root")
-			p.get(t, "/api/records", "alice")
-			for range 3 {
-				p.metrics(t) // not limited: never refused
-			}
+			p := startMetrics(t, fw, func(p *process) { p.metrics(t) }, "-metrics")
 			m := p.metrics(t)
 			for series, want := range map[string]float64{
 				decisions("api", "anon", "allowed"):                  2,
@@ -619,15 +632,7 @@ func TestOTelMetrics(t *testing.T) {
 	for _, fw := range frameworks {
 		t.Run(fw, func(t *testing.T) {
 			t.Parallel()
-			p := start(t, "-framework", fw, "-num-proxies", "0", "-metrics", "otel", "-admins", "root", "-rates", "api.anon=2/min,100/day")
-			for range 3 {
-				p.get(t, "/api/records", "")
-			}
-			p.get(t, "/api/records", "root")
-			p.get(t, "/api/records", "alice")
-			for range 3 {
-				p.otelDecisions(t) // not limited: never refused
-			}
+			p := startMetrics(t, fw, func(p *process) { p.otelDecisions(t) }, "-metrics", "otel")
 			got, names := p.otelDecisions(t)
 			assert.Equal(t, map[string]int64{
 				"api anon allowed": 2,

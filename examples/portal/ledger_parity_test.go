@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
-	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
-	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
@@ -28,18 +24,7 @@ import (
 func TestRPCParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	newHandlers := func() []http.Handler {
-		var hs [3]http.Handler
-		for i, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New, echo5portal.New} {
-			a, err := portal.New(portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Warn: 200, Drop: 400, Now: clock.Now}, slog.New(slog.DiscardHandler))
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = a.Close() })
-			hs[i], err = build(a)
-			require.NoError(t, err)
-		}
-		return hs[:]
-	}
-	handlers := newHandlers()
+	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Warn: 200, Drop: 400, Now: clock.Now})
 
 	const ok, warned, overloaded = `{"result":{"status":"success"}}`, `{"result":{"status":"success","warning":"load"}}`, "Server is overloaded"
 	type step struct {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -100,11 +99,8 @@ func TestLoginTakesJSONOnly(t *testing.T) {
 			t.Parallel()
 			p := start(t, "-framework", fw, "-num-proxies", "0")
 			for i := range 5 {
-				resp, err := http.PostForm(p.url+"/api/login", url.Values{"user": {"alice"}, "password": {"pw-alice"}})
-				require.NoError(t, err)
-				body, err := io.ReadAll(resp.Body)
-				require.NoError(t, resp.Body.Close())
-				require.NoError(t, err)
+				form := url.Values{"user": {"alice"}, "password": {"pw-alice"}}.Encode()
+				resp, body := p.sendBytes(t, http.MethodPost, "/api/login", form, map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "form attempt %d: %s", i+1, body)
 				assert.JSONEq(t, `{"error":"malformed body: want {\"user\":\"NAME\",\"password\":\"PASSWORD\"}"}`, string(body))
 				assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "counted")

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
-	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
-	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
@@ -26,15 +22,7 @@ import (
 func TestLoginParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	var handlers []http.Handler
-	for _, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New, echo5portal.New} {
-		a, err := portal.New(portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Now: clock.Now}, slog.New(slog.DiscardHandler))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = a.Close() })
-		h, err := build(a)
-		require.NoError(t, err)
-		handlers = append(handlers, h)
-	}
+	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Now: clock.Now})
 	const (
 		right     = `{"user":"alice","password":"pw-alice"}`
 		wrong     = `{"user":"alice","password":"guess"}`

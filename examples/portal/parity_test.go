@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/examples/portal/internal/echo5portal"
-	"github.com/ratescope/ratescope/examples/portal/internal/echoportal"
-	"github.com/ratescope/ratescope/examples/portal/internal/ginportal"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
@@ -29,26 +25,15 @@ import (
 func TestFrameworkParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	newApp := func() *portal.App {
-		a, err := portal.New(portal.Options{
-			Rates: map[string]string{
-				"api.anon": "3/min,100/day", "api.user": "4/min,1000/day",
-				"autocomplete.project.anon": "2/min,100/day", "autocomplete.project.user": "1/min,100/day",
-			},
-			NumProxies: core.Proxies(1),
-			Admins:     []string{"root"},
-			Now:        clock.Now,
-		}, slog.New(slog.DiscardHandler))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = a.Close() })
-		return a
-	}
-	var handlers []http.Handler
-	for _, build := range []func(*portal.App) (http.Handler, error){ginportal.New, echoportal.New, echo5portal.New} {
-		h, err := build(newApp())
-		require.NoError(t, err)
-		handlers = append(handlers, h)
-	}
+	handlers := parityHandlers(t, portal.Options{
+		Rates: map[string]string{
+			"api.anon": "3/min,100/day", "api.user": "4/min,1000/day",
+			"autocomplete.project.anon": "2/min,100/day", "autocomplete.project.user": "1/min,100/day",
+		},
+		NumProxies: core.Proxies(1),
+		Admins:     []string{"root"},
+		Now:        clock.Now,
+	})
 
 	type step struct {
 		path    string

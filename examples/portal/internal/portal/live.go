@@ -2,7 +2,6 @@ package portal
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/liveview"
@@ -13,13 +12,14 @@ import (
 // POST for its reset buttons.
 const LiveViewRoute = "/debug/limits"
 
-// observeLive makes the live view when -admin-token is given and adds its
-// hook to cfg's, if any (the -metrics one): nothing otherwise.
-func (a *App) observeLive(cfg *core.Config, now func() time.Time) error {
+// observeLive makes the live view, on cfg's clock, when -admin-token is
+// given and adds its hook to cfg's, if any (the -metrics one): nothing
+// otherwise.
+func (a *App) observeLive(cfg *core.Config) error {
 	if !a.Admin() {
 		return nil
 	}
-	view, err := liveview.New(liveview.Config{Now: now})
+	view, err := liveview.New(liveview.Config{Now: cfg.Now})
 	if err != nil {
 		return err
 	}

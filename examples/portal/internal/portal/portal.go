@@ -298,7 +298,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		a.Metrics, cfg.Observe = otel, otel.recorder.Observe
 		a.close = func() error { return errors.Join(otel.Close(), closeStore()) }
 	}
-	if err := a.observeLive(&cfg, o.Now); err != nil {
+	if err := a.observeLive(&cfg); err != nil {
 		_ = a.close()
 		return nil, err
 	}
@@ -319,8 +319,10 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		prom.limiter = lim
 	}
 	if otel != nil {
-		_ = otel.recorder.Watch(lim)
-		_ = otel.recorder.Watch(store)
+		if err := errors.Join(otel.recorder.Watch(lim), otel.recorder.Watch(store)); err != nil {
+			_ = a.close()
+			return nil, err
+		}
 	}
 	return a, nil
 }
