@@ -90,7 +90,7 @@ func TestRecord(t *testing.T) {
 		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 		assert.Equal(t, c.N, n, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
-	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, 12, "one series per scope, kind and outcome seen, none per caller")
+	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, len(metricstest.Counts), "one series per scope, kind and outcome seen, none per caller")
 	costs := got["ratescope.decision.cost"]
 	assert.Equal(t, "{unit}", costs.Unit)
 	assert.True(t, costs.Data.(metricdata.Sum[int64]).IsMonotonic)

@@ -91,6 +91,7 @@ func TestScrape(t *testing.T) {
 		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 		assert.Equal(t, float64(c.N), got, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
+	assert.Len(t, families["ratescope_decisions_total"].GetMetric(), len(metricstest.Counts), "one series per scope, kind and outcome seen, none per caller")
 	cost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "api", "kind": "user", "outcome": "allowed"})
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
 	wsCost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "ws", "kind": "anon", "outcome": "allowed"})
