@@ -51,8 +51,9 @@ type Config struct {
 }
 
 // DefaultBuckets are the default bucket boundaries of
-// ratescope.decision.duration: from 50µs (a decision in memory) doubling
-// to about 1.6s (a Redis timeout), in seconds, as in the Prometheus module.
+// ratescope.decision.duration: from 50µs (above a decision in memory,
+// which takes under a microsecond) doubling to about 1.6s (a Redis
+// timeout), in seconds, as in the Prometheus module.
 var DefaultBuckets = []float64{
 	50e-6, 100e-6, 200e-6, 400e-6, 800e-6, 1.6e-3, 3.2e-3, 6.4e-3,
 	12.8e-3, 25.6e-3, 51.2e-3, 102.4e-3, 204.8e-3, 409.6e-3, 819.2e-3, 1.6384,
@@ -149,22 +150,18 @@ func New(cfg Config) (*Recorder, error) {
 			errs = append(errs, err)
 		}
 	}
-	var err error
-	r.decisions, err = m.Int64ObservableCounter("ratescope.decisions", metric.WithUnit("{decision}"),
-		metric.WithDescription("Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared)."))
-	check(err)
-	r.cost, err = m.Int64ObservableCounter("ratescope.decision.cost", metric.WithUnit("{unit}"),
-		metric.WithDescription("Units of cost of the decided requests, by scope, kind of caller and outcome."))
-	check(err)
-	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time taken by rate limit decisions that asked the store, store call included, by scope and outcome."),
-		metric.WithExplicitBucketBoundaries(buckets...))
-	check(err)
 	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
 		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		check(err)
 		return c
 	}
+	r.decisions = counter("ratescope.decisions", "{decision}", "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).")
+	r.cost = counter("ratescope.decision.cost", "{unit}", "Units of cost of the decided requests, by scope, kind of caller and outcome.")
+	var err error
+	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time taken by rate limit decisions that asked the store, store call included, by scope and outcome."),
+		metric.WithExplicitBucketBoundaries(buckets...))
+	check(err)
 	r.failures = counter("ratescope.store.failures", "{decision}", "Decisions that failed open, or failed closed in a scope that fails closed, because the store returned an error.")
 	r.evictions = counter("ratescope.store.evictions", "{entry}", "Live entries the memory store evicted because the whole store was full (memstore.Config.MaxEntries).")
 	r.calls = counter("ratescope.redis.calls", "{call}", "Decisions sent to Redis.")

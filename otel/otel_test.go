@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -16,9 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/internal/metricstest"
-	"github.com/ratescope/ratescope/internal/redistest"
 	rsotel "github.com/ratescope/ratescope/otel"
 )
 
@@ -93,7 +90,7 @@ func TestRecord(t *testing.T) {
 		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 		assert.Equal(t, c.N, n, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
-	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, 12, "one series per scope, kind and outcome seen, none per caller")
+	assert.Len(t, decisions.Data.(metricdata.Sum[int64]).DataPoints, len(metricstest.Counts), "one series per scope, kind and outcome seen, none per caller")
 	costs := got["ratescope.decision.cost"]
 	assert.Equal(t, "{unit}", costs.Unit)
 	assert.True(t, costs.Data.(metricdata.Sum[int64]).IsMonotonic)
@@ -140,21 +137,11 @@ func TestRecord(t *testing.T) {
 
 func TestRedisStats(t *testing.T) {
 	t.Parallel()
-	srv := redistest.ServerFor(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = client.Close() })
-	store, err := redisstore.New(redisstore.Config{Client: client, Prefix: "otel-test:" + t.Name() + ":"})
-	require.NoError(t, err)
 	metrics, reader := newRecorder(t, rsotel.Config{Buckets: []float64{0.001, 0.01}})
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0), Observe: metrics.Observe, Rates: map[string]string{"api.anon": "1/min"}})
-	require.NoError(t, err)
-	require.NoError(t, metrics.Watch(store))
+	rs := metricstest.NewRedis(t, metrics.Observe)
+	require.NoError(t, metrics.Watch(rs.Store))
 
-	ctx := context.Background()
-	for range 3 {
-		_, err := lim.Allow(ctx, "api", core.Caller{})
-		require.NoError(t, err)
-	}
+	rs.Decide(t)
 	got := collect(t, reader)
 	calls, ok := sum(got["ratescope.redis.calls"])
 	require.True(t, ok)

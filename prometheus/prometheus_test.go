@@ -13,14 +13,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/internal/metricstest"
-	"github.com/ratescope/ratescope/internal/redistest"
 	rsprom "github.com/ratescope/ratescope/prometheus"
 )
 
@@ -94,6 +91,7 @@ func TestScrape(t *testing.T) {
 		assert.True(t, ok, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 		assert.Equal(t, float64(c.N), got, "%s %s %s", c.Scope, c.Kind, c.Outcome)
 	}
+	assert.Len(t, families["ratescope_decisions_total"].GetMetric(), len(metricstest.Counts), "one series per scope, kind and outcome seen, none per caller")
 	cost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "api", "kind": "user", "outcome": "allowed"})
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
 	wsCost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "ws", "kind": "anon", "outcome": "allowed"})
@@ -122,23 +120,13 @@ func TestScrape(t *testing.T) {
 
 func TestRedisStats(t *testing.T) {
 	t.Parallel()
-	srv := redistest.ServerFor(t)
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = client.Close() })
-	store, err := redisstore.New(redisstore.Config{Client: client, Prefix: "prom-test:" + t.Name() + ":"})
-	require.NoError(t, err)
 	metrics := rsprom.New(rsprom.Config{Namespace: "rs", ConstLabels: prom.Labels{"service": "test"}})
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0), Observe: metrics.Observe, Rates: map[string]string{"api.anon": "1/min"}})
-	require.NoError(t, err)
-	require.NoError(t, metrics.Watch(store))
+	rs := metricstest.NewRedis(t, metrics.Observe)
+	require.NoError(t, metrics.Watch(rs.Store))
 	reg := prom.NewRegistry()
 	require.NoError(t, reg.Register(metrics))
 
-	ctx := context.Background()
-	for range 3 {
-		_, err := lim.Allow(ctx, "api", core.Caller{})
-		require.NoError(t, err)
-	}
+	rs.Decide(t)
 	families := scrape(t, reg)
 	calls, ok := value(families, "rs_redis_calls_total", map[string]string{"service": "test"})
 	require.True(t, ok)

@@ -8,6 +8,8 @@
 //	for _, c := range metricstest.Counts {
 //		// ... the module's series for c.Scope, c.Kind, c.Outcome counts c.N ...
 //	}
+//
+// [NewRedis] does the same for the counters of a Redis store.
 package metricstest
 
 import (
@@ -17,11 +19,14 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/redistest"
 )
 
 // DownStore is a store whose every Take fails: a limiter on it fails
@@ -145,4 +150,41 @@ var Counts = []Count{
 	{"ws", "anon", "denied", 1},
 	{"api", "anon", "reset", 1},
 	{"ws", "anon", "reset", 1},
+}
+
+// Redis is a limiter on a Redis store, whose decisions [Redis.Decide]
+// makes.
+type Redis struct {
+	// Limiter allows anonymous callers 1 request a minute in scope api,
+	// counted in Store.
+	Limiter *core.Limiter
+	// Store is a Redis store on a redis-server started for the test.
+	Store *redisstore.Store
+}
+
+// NewRedis starts a redis-server for t (failing t, never skipping, if it
+// cannot) and returns a limiter on a store in it, with observe as its
+// Config.Observe; the server and the client are closed when the test ends.
+func NewRedis(t testing.TB, observe func(context.Context, core.Event)) Redis {
+	t.Helper()
+	srv := redistest.ServerFor(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = client.Close() })
+	store, err := redisstore.New(redisstore.Config{Client: client, Prefix: "metricstest:" + t.Name() + ":"})
+	require.NoError(t, err)
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0), Observe: observe, Rates: map[string]string{"api.anon": "1/min"}})
+	require.NoError(t, err)
+	return Redis{Limiter: lim, Store: store}
+}
+
+// Decide makes 3 decisions of one anonymous caller in api: 1 allowed and
+// 2 denied, each sent to Redis or answered by the store's over-limit
+// cache.
+func (r Redis) Decide(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	for range 3 {
+		_, err := r.Limiter.Allow(ctx, "api", core.Caller{})
+		require.NoError(t, err)
+	}
 }
