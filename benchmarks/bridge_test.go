@@ -18,59 +18,50 @@ import (
 // peers.) A limiter that denies writes its answer through the bridge
 // writer, which writes to the framework's own writer.
 
-// ginWriter is the ResponseWriter the Gin bridge passes to the middleware.
-type ginWriter struct {
-	gin.ResponseWriter
-	c      *gin.Context
+// bridgeWriter is the ResponseWriter a bridge passes to the middleware:
+// the framework's writer, and its context C for the inner handler.
+type bridgeWriter[C any] struct {
+	http.ResponseWriter
+	c      C
 	passed bool
 }
 
-var ginWriters = sync.Pool{New: func() any { return new(ginWriter) }}
+// bridge wraps m around the inner handler, which hands the request on to
+// the framework's context with setRequest, and returns serve: it runs m
+// for one request r of context c, writing to w, and reports whether m
+// passed the request on.
+func bridge[C any](m stdMiddleware, setRequest func(C, *http.Request)) (serve func(w http.ResponseWriter, c C, r *http.Request) bool) {
+	writers := &sync.Pool{New: func() any { return new(bridgeWriter[C]) }}
+	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bw := w.(*bridgeWriter[C])
+		bw.passed = true
+		setRequest(bw.c, r)
+	}))
+	return func(w http.ResponseWriter, c C, r *http.Request) bool {
+		bw := writers.Get().(*bridgeWriter[C])
+		bw.ResponseWriter, bw.c, bw.passed = w, c, false
+		h.ServeHTTP(bw, r)
+		passed := bw.passed
+		*bw = bridgeWriter[C]{}
+		writers.Put(bw)
+		return passed
+	}
+}
 
 func ginBridge(m stdMiddleware) gin.HandlerFunc {
-	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gw := w.(*ginWriter)
-		gw.passed = true
-		gw.c.Request = r
-	}))
+	serve := bridge(m, func(c *gin.Context, r *http.Request) { c.Request = r })
 	return func(c *gin.Context) {
-		gw := ginWriters.Get().(*ginWriter)
-		gw.ResponseWriter, gw.c, gw.passed = c.Writer, c, false
-		h.ServeHTTP(gw, c.Request)
-		passed := gw.passed
-		*gw = ginWriter{}
-		ginWriters.Put(gw)
-		if !passed {
+		if !serve(c.Writer, c, c.Request) {
 			c.Abort()
 		}
 	}
 }
 
-// echoWriter is the ResponseWriter the Echo bridge passes to the
-// middleware.
-type echoWriter struct {
-	http.ResponseWriter
-	c      echo.Context
-	passed bool
-}
-
-var echoWriters = sync.Pool{New: func() any { return new(echoWriter) }}
-
 func echoBridge(m stdMiddleware) echo.MiddlewareFunc {
-	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ew := w.(*echoWriter)
-		ew.passed = true
-		ew.c.SetRequest(r)
-	}))
+	serve := bridge(m, echo.Context.SetRequest)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			ew := echoWriters.Get().(*echoWriter)
-			ew.ResponseWriter, ew.c, ew.passed = c.Response(), c, false
-			h.ServeHTTP(ew, c.Request())
-			passed := ew.passed
-			*ew = echoWriter{}
-			echoWriters.Put(ew)
-			if !passed {
+			if !serve(c.Response(), c, c.Request()) {
 				return nil
 			}
 			return next(c)
@@ -78,31 +69,11 @@ func echoBridge(m stdMiddleware) echo.MiddlewareFunc {
 	}
 }
 
-// echo5Writer is the ResponseWriter the Echo v5 bridge passes to the
-// middleware.
-type echo5Writer struct {
-	http.ResponseWriter
-	c      *echo5.Context
-	passed bool
-}
-
-var echo5Writers = sync.Pool{New: func() any { return new(echo5Writer) }}
-
 func echo5Bridge(m stdMiddleware) echo5.MiddlewareFunc {
-	h := m(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ew := w.(*echo5Writer)
-		ew.passed = true
-		ew.c.SetRequest(r)
-	}))
+	serve := bridge(m, (*echo5.Context).SetRequest)
 	return func(next echo5.HandlerFunc) echo5.HandlerFunc {
 		return func(c *echo5.Context) error {
-			ew := echo5Writers.Get().(*echo5Writer)
-			ew.ResponseWriter, ew.c, ew.passed = c.Response(), c, false
-			h.ServeHTTP(ew, c.Request())
-			passed := ew.passed
-			*ew = echo5Writer{}
-			echo5Writers.Put(ew)
-			if !passed {
+			if !serve(c.Response(), c, c.Request()) {
 				return nil
 			}
 			return next(c)

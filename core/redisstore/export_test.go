@@ -27,5 +27,9 @@ func TakeCommand(s *Store, req core.Request) (string, []any) {
 	return key, []any{string(c.args[4].([]byte)), c.ttl}
 }
 
+// TakeResult reads out, an answer of the take script (or of v0.1.0's) to
+// one decision on limits, as Take reads it.
+func TakeResult(out []int64, limits []core.Rate) core.Result { return takeResult(out, limits) }
+
 // TakeScript returns the take script, which decides a batch.
 func TakeScript() *redis.Script { return takeScript }

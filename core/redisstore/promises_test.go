@@ -138,7 +138,8 @@ func TestRollingDeployFromV010(t *testing.T) {
 					key, args := redisstore.TakeCommand(rs.Store, req)
 					out, err := old.Run(ctx, client, []string{key}, args...).Int64Slice()
 					require.NoError(t, err)
-					got = oldResult(t, out, limits)
+					require.Contains(t, []int{2 + len(limits), 2 + 3*len(limits)}, len(out), "v0.1.0's answer %v", out)
+					got = redisstore.TakeResult(out, limits)
 				} else {
 					got, err = rs.Take(ctx, req)
 					require.NoError(t, err)
@@ -156,24 +157,6 @@ func TestRollingDeployFromV010(t *testing.T) {
 			assert.Greater(t, byOld, 600)
 		})
 	}
-}
-
-// oldResult reads out, the answer of v0.1.0's take script for limits, as
-// the store reads its own (see Store.Take): an admitted request's remaining
-// per window, or a refused one's remaining and retry after (µs).
-func oldResult(t *testing.T, out []int64, limits []core.Rate) core.Result {
-	t.Helper()
-	n := len(limits)
-	require.Contains(t, []int{2 + n, 2 + 3*n}, len(out), "v0.1.0's answer %v", out)
-	res := core.Result{Allowed: out[0] == 1 && len(out) == 2+n}
-	for j, r := range limits {
-		st := core.LimitStatus{Rate: r, Remaining: out[1+j]}
-		if !res.Allowed {
-			st.Remaining, st.RetryAfter = out[1+3*j], time.Duration(out[3+3*j])*time.Microsecond
-		}
-		res.Limits[j] = st
-	}
-	return res
 }
 
 // TestServerClock counts on the Redis server's clock, the default: the

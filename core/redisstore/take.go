@@ -66,14 +66,25 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
-	// An admitted request's answer is short (see takeScript): each window
-	// resets a period from now and nothing waits; last comes the time it
-	// was counted at.
-	res := core.Result{Allowed: out[0] == 1 && k == 2+n}
+	res := takeResult(out[:k], req.Limits)
+	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
+		s.cache.remember(&ck, now, req.Cost, one, &res, gen)
+	}
+	return res, nil
+}
+
+// takeResult reads out, the take script's answer to one decision on
+// limits: 2+len(limits) values or 2+3*len(limits) (see takeScript), as
+// v0.1.0's one-key script answers too. An admitted request's answer is
+// short: each window resets a period from now and nothing waits; last
+// comes the time it was counted at.
+func takeResult(out []int64, limits []core.Rate) core.Result {
+	n := len(limits)
+	res := core.Result{Allowed: out[0] == 1 && len(out) == 2+n}
 	if res.Allowed {
 		res.At = out[1+n]
 	}
-	for i, r := range req.Limits {
+	for i, r := range limits {
 		st := core.LimitStatus{Rate: r}
 		if res.Allowed {
 			st.Remaining, st.Reset = out[1+i], r.Period
@@ -83,10 +94,7 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		}
 		res.Limits[i] = st
 	}
-	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
-		s.cache.remember(&ck, now, req.Cost, one, &res, gen)
-	}
-	return res, nil
+	return res
 }
 
 var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.MaxLimits)
