@@ -147,7 +147,7 @@ func newDecider(store string, rdb redis.UniversalClient, prefix string) (decider
 			return nil, err
 		}
 		return func(ctx context.Context, i int) (bool, error) {
-			d, err := lim.AllowN(ctx, "api", core.NetworkCaller(netip.PrefixFrom(addr(i), 32)), 1)
+			d, err := lim.AllowN(ctx, "api", lim.AddrCaller(addr(i)), 1)
 			if err == nil {
 				err = d.StoreErr
 			}
