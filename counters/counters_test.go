@@ -14,7 +14,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/counters"
-	"github.com/ratescope/ratescope/internal/metricstest"
+	"github.com/ratescope/ratescope/internal/testkit/metricstest"
 )
 
 // redisStats is a value with a Redis store's counters, fixed.

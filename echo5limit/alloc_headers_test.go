@@ -13,7 +13,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/echo5limit"
-	"github.com/ratescope/ratescope/internal/adaptertest"
+	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
 
 // TestAllocationsByHeaderMode checks issue 22's bound under each header

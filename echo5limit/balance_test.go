@@ -11,7 +11,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/echo5limit"
-	"github.com/ratescope/ratescope/internal/adaptertest"
+	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
 
 func TestBalanceSuite(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/echolimit"
-	"github.com/ratescope/ratescope/internal/adaptertest"
+	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
 
 // userKey is the echo.Context key where the session middleware of the

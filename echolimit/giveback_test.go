@@ -13,7 +13,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/echolimit"
-	"github.com/ratescope/ratescope/internal/adaptertest"
+	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
 
 // A GiveBack on a store that cannot give units back fails at New.

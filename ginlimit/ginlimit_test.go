@@ -15,7 +15,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/ginlimit"
-	"github.com/ratescope/ratescope/internal/adaptertest"
+	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
 
 func init() { gin.SetMode(gin.TestMode) }

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/metricstest"
+	"github.com/ratescope/ratescope/internal/testkit/metricstest"
 	rsotel "github.com/ratescope/ratescope/otel"
 )
 

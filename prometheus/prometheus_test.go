@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/metricstest"
+	"github.com/ratescope/ratescope/internal/testkit/metricstest"
 	rsprom "github.com/ratescope/ratescope/prometheus"
 )
 

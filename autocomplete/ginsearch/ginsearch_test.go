@@ -14,7 +14,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/ginlimit"
-	"github.com/ratescope/ratescope/internal/searchtest"
+	"github.com/ratescope/ratescope/internal/testkit/searchtest"
 )
 
 func init() { gin.SetMode(gin.TestMode) }

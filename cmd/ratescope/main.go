@@ -33,7 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ratescope/ratescope/internal/replay"
+	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/balance"
-	"github.com/ratescope/ratescope/internal/storekey"
+	"github.com/ratescope/ratescope/core/internal/balance"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // balanceKey names the balances of one balance scope. Window tells them
@@ -39,7 +39,7 @@ type balanceShard[K comparable] struct {
 }
 
 // Charge implements [core.BalanceStore]: the arithmetic of package
-// internal/balance, under the lock of the caller's shard. It never returns
+// core/internal/balance, under the lock of the caller's shard. It never returns
 // an error.
 func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.BalanceResult, error) {
 	key := balanceKey{scope: req.Scope, window: req.Policy.Window}

@@ -83,8 +83,8 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/storekey"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/storekey"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // Config configures a [Store]. Zero fields take the defaults stated on each.

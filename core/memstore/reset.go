@@ -5,7 +5,7 @@ import (
 	"hash/maphash"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/storekey"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // Reset implements [core.ResetStore]: it drops the caller's entry from

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // counts is the set of window arrays an entry can hold, one per limit, with

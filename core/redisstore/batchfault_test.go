@@ -19,7 +19,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // hold is a go-redis hook that, once armed, stops the next pipeline before

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // cacheShards is the number of independently locked parts of the over-limit

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 func warningIDs(ws []core.StoreProblem) []string {

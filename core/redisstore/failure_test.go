@@ -17,7 +17,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes, for logs.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/storekey"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // appendKey appends the key of req's counts:

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/storekey"
 )
 
 // TestLongUserIDs counts user ids of up to 1 MiB: each key stays small (a

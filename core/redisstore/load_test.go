@@ -22,7 +22,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // The tests of this file try the store as an attacker would load it: bursts

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // server and cluster are shared by every test of the package: tests keep

@@ -15,7 +15,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // TestSameAnswersAsMemstore sends one random schedule to memstore and to

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // takeScript decides the requests of a batch, one per key, in one call
@@ -22,7 +22,7 @@ import (
 // one call share a hash slot (see grouping).
 //
 // Each decision is the arithmetic of
-// package internal/window, in integer microseconds, and must stay in step
+// package core/internal/window, in integer microseconds, and must stay in step
 // with it (the conformance suite and a comparison with memstore check both).
 //
 // KEYS[1] is the caller's key. Its value packs, little-endian, a header:

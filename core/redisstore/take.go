@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // Take implements [core.Store] with one decision of the take script, sent

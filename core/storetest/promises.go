@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/window"
+	"github.com/ratescope/ratescope/core/internal/window"
 )
 
 // This file holds the cases that check what a caller is promised: a client

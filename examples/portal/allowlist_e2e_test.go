@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // sendBytes sends method path with body (none if "") and the given headers.

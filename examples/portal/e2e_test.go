@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // portalBin is the portal binary that TestMain builds.

@@ -56,7 +56,7 @@ import (
 	"github.com/ratescope/ratescope/benchmarks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // hotEvery is how often a process's decision is the hot caller's: one in

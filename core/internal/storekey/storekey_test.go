@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ratescope/ratescope/internal/storekey"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 func TestUser(t *testing.T) {

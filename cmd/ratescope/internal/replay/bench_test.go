@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ratescope/ratescope/internal/replay"
+	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
 )
 
 // BenchmarkReplay replays combined lines of 50,000 callers, a third of

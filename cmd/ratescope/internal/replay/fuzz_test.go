@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/ratescope/ratescope/internal/replay"
+	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
 )
 
 // FuzzParseLine feeds any bytes to the parser of every format: it must

@@ -26,7 +26,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/internal/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
 // DownStore is a store whose every Take fails: a limiter on it fails

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
-	"github.com/ratescope/ratescope/internal/replay"
 )
 
 // req is one request of a generated log.

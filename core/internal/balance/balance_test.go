@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ratescope/ratescope/internal/balance"
+	"github.com/ratescope/ratescope/core/internal/balance"
 )
 
 // rippled is the policy of the XRP Ledger server.
