@@ -23,6 +23,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 func ids(msgs []checks.Message) []string {
@@ -78,8 +79,13 @@ func TestMemoryStoreIsNotShared(t *testing.T) {
 
 // pingStore is a shared store whose Ping fails or not.
 type pingStore struct {
-	core.Store
 	err error
+}
+
+func (pingStore) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	return storecall.Func(func(context.Context, storecall.Call) (core.Result, error) {
+		return core.Result{Allowed: true}, nil
+	}).Bind(scope, kind, limits)
 }
 
 func (pingStore) Shared() bool                 { return true }

@@ -49,7 +49,7 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: ip, Exempt: true}) })
 	assert.Zero(t, allocs, "Guard.Check of an exempt caller")
 
-	gb, err := lim.NewGuard(core.GuardConfig{GiveBack: true})
+	gb, err := lim.NewGuard(core.GuardConfig{})
 	require.NoError(t, err)
 	giveBack := testing.AllocsPerRun(100, func() {
 		gb.Check(ctx, &tk, core.Call{Caller: ip})

@@ -18,6 +18,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // windowsOnly is a store that keeps no balances.
@@ -215,8 +216,8 @@ type failingBalances struct{}
 
 var errBalancesDown = errors.New("store down")
 
-func (failingBalances) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errBalancesDown
+func (failingBalances) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errBalancesDown).Bind("", 0, nil)
 }
 
 func (failingBalances) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {

@@ -80,11 +80,16 @@ func KeyCaller(key string) Caller { return Caller{user: keyPrefix + key} }
 
 // NetworkCaller returns the anonymous caller counted by network p, masked
 // to its length: what [Limiter.AddrCaller] returns for an address, given
-// the network its Limiter counts that address by. An invalid p is the zero
-// Caller, whose address is unknown.
+// the network its Limiter counts that address by. An IPv4-mapped p
+// (::ffff:10.0.0.0/104) is the IPv4 network it maps (10.0.0.0/8), as
+// addresses are counted. An invalid p is the zero Caller, whose address is
+// unknown.
 func NetworkCaller(p netip.Prefix) Caller {
 	if !p.IsValid() {
 		return Caller{}
+	}
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 	}
 	return Caller{network: p.Masked()}
 }

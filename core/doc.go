@@ -127,8 +127,7 @@
 // response shows a success, [Limiter.GiveBack] returns its units: so an
 // attempt in flight holds its units, and no number of concurrent attempts
 // gets past the limit (peeking before and counting after would let them
-// all through). The adapters do it with their Config.GiveBack; the store
-// must be a [GiveBackStore]; see docs/adr/0101.
+// all through). The adapters do it with their Config.GiveBack.
 //
 // # Stores
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
@@ -63,9 +64,17 @@ func ExampleConfig_exemptNetworks() {
 // downStore stands for a store that cannot be reached.
 type downStore struct{}
 
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("connection refused")
+func (downStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) { return downStore{}, nil }
+
+var errDown = errors.New("connection refused")
+
+func (downStore) Take(context.Context, core.Key, int64, time.Time) (core.Result, error) {
+	return core.Result{}, errDown
 }
+
+func (downStore) GiveBack(context.Context, core.Key, int64, int64) error { return errDown }
+
+func (downStore) Reset(context.Context, core.Key, time.Time) error { return errDown }
 
 // Refuse sign-ins while the store fails, and keep serving the API: the
 // scope "login" fails closed. Its refusal is a 503 with Retry-After (the

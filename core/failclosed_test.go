@@ -17,6 +17,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // breakerOpen is a store error that says how long the store will fail, as
@@ -29,8 +30,8 @@ func (e breakerOpen) RetryAfter() time.Duration { return e.wait }
 // errorStore fails every call with err.
 type errorStore struct{ err error }
 
-func (s errorStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, s.err
+func (s errorStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(s.err).Bind("", 0, nil)
 }
 
 func (s errorStore) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {

@@ -20,18 +20,35 @@ type flakyGiver struct {
 	calls int
 }
 
-func (f *flakyGiver) GiveBack(ctx context.Context, req core.Request, at int64) error {
-	f.calls++
-	if f.fail {
+func (f *flakyGiver) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	c, err := f.Store.Bind(scope, kind, limits)
+	return flakyCounter{c, f}, err
+}
+
+type flakyCounter struct {
+	core.Counter
+	f *flakyGiver
+}
+
+func (c flakyCounter) GiveBack(ctx context.Context, key core.Key, cost int64, at int64) error {
+	c.f.calls++
+	if c.f.fail {
 		return errors.New("connection refused")
 	}
-	return f.Store.GiveBack(ctx, req, at)
+	return c.Counter.GiveBack(ctx, key, cost, at)
 }
 
 // failingGiver fails every Take; its GiveBack must not be called.
-type failingGiver struct{ failingStore }
+type failingGiver struct{}
 
-func (failingGiver) GiveBack(context.Context, core.Request, int64) error {
+func (failingGiver) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	c, err := failingStore{}.Bind("", 0, nil)
+	return failingGiverCounter{c}, err
+}
+
+type failingGiverCounter struct{ core.Counter }
+
+func (failingGiverCounter) GiveBack(context.Context, core.Key, int64, int64) error {
 	panic("GiveBack of a decision that failed open")
 }
 
@@ -54,7 +71,7 @@ func TestGiveBack(t *testing.T) {
 	ctx := context.Background()
 	ip := anonCaller("192.0.2.1")
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "3/min,10/day"}})
-	g := newGuard(t, lim, core.GuardConfig{Cost: 2, GiveBack: true})
+	g := newGuard(t, lim, core.GuardConfig{Cost: 2})
 
 	tk := check(g, ip)
 	require.True(t, tk.Counted())
@@ -89,7 +106,7 @@ func TestGiveBackOnceWhateverCopies(t *testing.T) {
 	ctx := context.Background()
 	ip, other := anonCaller("192.0.2.1"), anonCaller("192.0.2.2")
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "3/min,10/day"}})
-	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+	g := newGuard(t, lim, core.GuardConfig{})
 	for range 3 {
 		require.True(t, check(g, other).Allowed())
 	}
@@ -157,7 +174,7 @@ func TestGiveBackStoreFailure(t *testing.T) {
 	ip := anonCaller("192.0.2.1")
 	store := &flakyGiver{Store: memstore.New(memstore.Config{SweepInterval: -1}), fail: true}
 	lim := newLimiter(t, core.Config{Store: store, Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "1/min"}})
-	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+	g := newGuard(t, lim, core.GuardConfig{})
 	tk := check(g, ip)
 	require.True(t, tk.Allowed())
 	assert.Error(t, tk.GiveBack(ctx))
@@ -167,29 +184,22 @@ func TestGiveBackStoreFailure(t *testing.T) {
 	assert.Equal(t, 1, store.calls)
 }
 
-func TestGuardGiveBackNeedsAGiveBackStore(t *testing.T) {
-	t.Parallel()
-	lim := newLimiter(t, core.Config{})
-	_, err := lim.NewGuard(core.GuardConfig{GiveBack: true})
-	assert.NoError(t, err)
-	lim = newLimiter(t, core.Config{Store: storeFunc(func(context.Context, core.Request) (core.Result, error) {
-		return core.Result{Allowed: true}, nil
-	})})
-	_, err = lim.NewGuard(core.GuardConfig{GiveBack: true})
-	assert.ErrorIs(t, err, core.ErrNoGiveBack)
-	g := newGuard(t, lim, core.GuardConfig{})
-	assert.ErrorIs(t, check(g, anonCaller("192.0.2.1")).GiveBack(context.Background()), core.ErrNoGiveBack)
-}
-
 // ctxGiver is a memory store whose give-back fails once its context has
 // ended, as a store that sends it over the network does.
 type ctxGiver struct{ *memstore.Store }
 
-func (s ctxGiver) GiveBack(ctx context.Context, req core.Request, at int64) error {
+func (s ctxGiver) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	c, err := s.Store.Bind(scope, kind, limits)
+	return ctxCounter{c}, err
+}
+
+type ctxCounter struct{ core.Counter }
+
+func (c ctxCounter) GiveBack(ctx context.Context, key core.Key, cost int64, at int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.Store.GiveBack(ctx, req, at)
+	return c.Counter.GiveBack(ctx, key, cost, at)
 }
 
 // TestGiveBackOutlivesTheRequest: a client that hung up once its request
@@ -203,7 +213,7 @@ func TestGiveBackOutlivesTheRequest(t *testing.T) {
 	ip := anonCaller("192.0.2.1")
 	ctx, cancel := context.WithCancel(context.Background())
 	var tk core.Ticket
-	newGuard(t, lim, core.GuardConfig{GiveBack: true}).Check(ctx, &tk, core.Call{Caller: ip})
+	newGuard(t, lim, core.GuardConfig{}).Check(ctx, &tk, core.Call{Caller: ip})
 	require.True(t, tk.Allowed())
 	cancel()
 	require.NoError(t, tk.GiveBack(ctx), "a give-back after the client hung up")
@@ -222,7 +232,7 @@ func TestTicketUsedAgain(t *testing.T) {
 	ctx := context.Background()
 	ip, other := anonCaller("192.0.2.1"), anonCaller("192.0.2.2")
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,10/day"}})
-	g := newGuard(t, lim, core.GuardConfig{GiveBack: true})
+	g := newGuard(t, lim, core.GuardConfig{})
 
 	var tk core.Ticket
 	g.Check(ctx, &tk, core.Call{Caller: ip})

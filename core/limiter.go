@@ -40,7 +40,6 @@ type Limiter struct {
 	config    Config
 	balances  map[string]*BalanceScope // see balance.go
 	bstore    BalanceStore
-	giver     GiveBackStore // the store, if it can give units back (giveback.go)
 
 	exempt    *exemptions // nil without allowlists (allowlist.go)
 	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
@@ -62,7 +61,7 @@ type scopeLimits struct {
 }
 
 type kindLimits struct {
-	store   Store // the Limiter's, or the one ForScope gave (ScopedStore)
+	counter Counter // the store bound to the scope, kind and these rates
 	rates   []Rate
 	minimum int64 // the smallest Limit: the largest cost a request may have
 	warnAt  [MaxLimits]int64
@@ -121,20 +120,28 @@ func New(cfg Config) (*Limiter, error) {
 		exempt:    newExemptions(&cfg),
 		planLog:   rateLog{every: cfg.ErrorLogInterval},
 	}
-	for name, s := range resolved {
+	for _, name := range sortedNames(resolved) {
+		s := resolved[name]
 		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow, failClosed: s.FailClosed}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
-			sl.kinds[k].store = cfg.Store
 			sl.kinds[k].headers = cfg.Headers
-			if ss, ok := cfg.Store.(ScopedStore); ok {
-				if Kind(k) == User {
-					rates = storeRates(s) // every plan's, when it has plans
+			if Kind(k) == User && len(s.Plans) > 0 {
+				// The widest limits first, so that the store makes the
+				// count of every plan wide enough for all of them.
+				if _, err := bind(cfg.Store, name, User, storeRates(s)); err != nil {
+					return nil, err
 				}
-				sl.kinds[k].store = ss.ForScope(name, Kind(k), rates)
 			}
+			c, err := bind(cfg.Store, name, Kind(k), rates)
+			if err != nil {
+				return nil, err
+			}
+			sl.kinds[k].counter = c
 		}
-		l.initPlans(sl, s, &cfg)
+		if err := l.initPlans(sl, s, &cfg); err != nil {
+			return nil, err
+		}
 		l.scopes[name] = sl
 	}
 	cfg.Scopes = make([]Scope, 0, len(resolved))
@@ -146,9 +153,21 @@ func New(cfg Config) (*Limiter, error) {
 	if err := l.initBalances(&cfg, balances); err != nil {
 		return nil, err
 	}
-	l.giver, _ = cfg.Store.(GiveBackStore)
 	l.config = cfg
 	return l, nil
+}
+
+// bind binds store to scope and kind with limits, or returns an error that
+// names them.
+func bind(store Store, scope string, kind Kind, limits []Rate) (Counter, error) {
+	c, err := store.Bind(scope, kind, limits)
+	if err == nil && c == nil {
+		err = errors.New("no counter")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ratescope: the store cannot keep scope %q for %s callers (%s): %w", scope, kind, periodsOf(limits), err)
+	}
+	return c, nil
 }
 
 // Config returns the configuration in force: defaults applied and, in
@@ -260,7 +279,7 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	// The result goes straight into d: it is the largest part of a
 	// decision, and copied once.
 	var err error
-	d.res, err = k.store.Take(ctx, Request{Scope: s.name, Caller: caller, Limits: k.rates, Cost: cost, Now: now})
+	d.res, err = k.counter.Take(ctx, caller.Key(), cost, now)
 	res := &d.res
 	if err != nil {
 		*res = Result{}

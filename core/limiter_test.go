@@ -19,6 +19,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // newLimiter builds a limiter on a fresh memory store and a fake clock
@@ -207,8 +208,8 @@ func TestLoadWarning(t *testing.T) {
 // failingStore fails every call, as an unreachable store does.
 type failingStore struct{}
 
-func (failingStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("connection refused")
+func (failingStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errors.New("connection refused")).Bind("", 0, nil)
 }
 
 func TestStoreFailureFailsOpen(t *testing.T) {
@@ -361,9 +362,11 @@ func TestConfigIsACopy(t *testing.T) {
 // hungUpStore fails as a store does when the request's context ends first.
 type hungUpStore struct{}
 
-func (hungUpStore) Take(ctx context.Context, _ core.Request) (core.Result, error) {
-	<-ctx.Done()
-	return core.Result{}, fmt.Errorf("store: %w", ctx.Err())
+func (hungUpStore) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	return storecall.Func(func(ctx context.Context, _ storecall.Call) (core.Result, error) {
+		<-ctx.Done()
+		return core.Result{}, fmt.Errorf("store: %w", ctx.Err())
+	}).Bind(scope, kind, limits)
 }
 
 func TestClientHangsUp(t *testing.T) {
@@ -392,39 +395,39 @@ func TestClientHangsUp(t *testing.T) {
 // canceledStore returns a context error of its own.
 type canceledStore struct{}
 
-func (canceledStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, context.Canceled
+func (canceledStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(context.Canceled).Bind("", 0, nil)
 }
 
-// scopedSpy is a ScopedStore that records what ForScope was asked for and
-// counts the requests each Store it gave decided.
-type scopedSpy struct {
-	core.ScopedStore
+// bindSpy is a store that records what it was bound to and counts the
+// requests each counter it gave decided.
+type bindSpy struct {
+	*memstore.Store
 	asked []string
 	took  map[string]int
 }
 
-func (s *scopedSpy) ForScope(scope string, kind core.Kind, limits []core.Rate) core.Store {
+func (s *bindSpy) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
 	name := scope + "." + kind.String()
 	s.asked = append(s.asked, name)
-	return storeFunc(func(ctx context.Context, req core.Request) (core.Result, error) {
+	c, err := s.Store.Bind(scope, kind, limits)
+	if err != nil {
+		return nil, err
+	}
+	return storecall.Func(func(ctx context.Context, call storecall.Call) (core.Result, error) {
 		s.took[name]++
-		return s.ScopedStore.ForScope(scope, kind, limits).Take(ctx, req)
-	})
+		return c.Take(ctx, call.Key, call.Cost, call.Now)
+	}).Bind(scope, kind, limits)
 }
 
-type storeFunc func(context.Context, core.Request) (core.Result, error)
-
-func (f storeFunc) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	return f(ctx, req)
-}
-
-// A Limiter asks a ScopedStore for the Store of each scope and kind of
-// caller once, when it is built, and decides their requests there.
-func TestScopedStore(t *testing.T) {
-	spy := &scopedSpy{ScopedStore: memstore.New(memstore.Config{SweepInterval: -1}), took: map[string]int{}}
+// A Limiter binds its store to each scope and kind of caller once, when it
+// is built, and decides their requests on the counters it was given.
+func TestBindOnce(t *testing.T) {
+	spy := &bindSpy{Store: memstore.New(memstore.Config{SweepInterval: -1}), took: map[string]int{}}
+	t.Cleanup(func() { _ = spy.Close() })
 	lim := newLimiter(t, core.Config{Store: spy, Rates: map[string]string{"api.anon": "2/min"}})
-	assert.ElementsMatch(t, []string{"api.anon", "api.user"}, spy.asked)
+	assert.Subset(t, spy.asked, []string{"api.anon", "api.user"})
+	asked := len(spy.asked)
 	ctx := context.Background()
 	ip := anonCaller("192.0.2.1")
 	for _, want := range []bool{true, true, false} {
@@ -434,8 +437,9 @@ func TestScopedStore(t *testing.T) {
 	}
 	_, err := lim.Allow(ctx, "api", core.UserCaller("ann"))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"api.anon": 3, "api.user": 1}, spy.took)
-	assert.Len(t, spy.asked, 2, "asked once per scope and kind, not per request")
+	assert.Equal(t, 3, spy.took["api.anon"])
+	assert.Equal(t, 1, spy.took["api.user"])
+	assert.Len(t, spy.asked, asked, "bound once per scope and kind, not per request")
 }
 
 // TestCheckedByOutcome pins Decision.Checked to one meaning with every

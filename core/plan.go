@@ -135,7 +135,7 @@ func example(base []Rate) string {
 	return strings.Join(parts, ",")
 }
 
-// storeRates returns the limits a [ScopedStore] is asked for the signed-in
+// storeRates returns the limits the store is first bound to for the signed-in
 // callers of s: their rates, or when s has plans, the rates over the same
 // periods each at the largest limit of the user rates and every plan's, so
 // that one Store, with counters wide enough for all of them, decides every
@@ -156,9 +156,9 @@ func storeRates(s *Scope) []Rate {
 // initPlans gives sl, the resolved scope s, a scopeLimits per plan: the
 // same scope and anonymous limits, the plan's user rates, on the store of
 // sl's signed-in callers.
-func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) {
+func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) error {
 	if len(s.Plans) == 0 {
-		return
+		return nil
 	}
 	sl.plans = make(map[string]*scopeLimits, len(s.Plans)+1)
 	sl.plans[""] = sl
@@ -166,11 +166,16 @@ func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) {
 		ps := &scopeLimits{name: sl.name, shadow: sl.shadow, failClosed: sl.failClosed, plans: sl.plans}
 		ps.kinds[Anonymous] = sl.kinds[Anonymous]
 		ps.kinds[User] = newKindLimits(sl.name, User, rates, cfg.LoadRatio, cfg.LegacyHeaders)
-		ps.kinds[User].store = sl.kinds[User].store
+		c, err := bind(cfg.Store, sl.name, User, rates)
+		if err != nil {
+			return err
+		}
+		ps.kinds[User].counter = c
 		ps.kinds[User].headers = sl.kinds[User].headers
 		ps.kinds[User].plan = name
 		sl.plans[name] = ps
 	}
+	return nil
 }
 
 // Plans returns the names of the plans of scope, sorted: none for a scope

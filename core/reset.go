@@ -16,30 +16,10 @@ import (
 var ErrUnknownScope = errors.New("ratescope: unknown scope")
 
 // ErrResetUnsupported is the error, wrapped, of [Limiter.Reset] when the
-// store cannot clear counts: it lacks [ResetStore] (for a window scope) or
-// [BalanceResetStore] (for a balance scope). memstore and redisstore have
-// both. [New] does not require them, since most applications never reset.
+// store cannot clear the counts of a balance scope: it lacks
+// [BalanceResetStore]. memstore and redisstore have
+// it. [New] does not require it, since most applications never reset.
 var ErrResetUnsupported = errors.New("ratescope: the store cannot reset counts")
-
-// A ResetStore is a [Store] that can clear one caller's counts. It is an
-// optional interface: [Limiter.Reset] needs it, [New] does not.
-//
-// Reset clears the counts of req.Caller in req.Scope, for the caller's
-// kind: every window of that scope and kind, so that the caller's next
-// request finds its whole allowance. req.Limits are the scope's limits for
-// that kind, for a store whose keys depend on them (the Redis store keys
-// counts by the limits' periods); a store that can find every window of
-// the scope and kind without them (memstore) clears them all, whatever
-// the limits. req.Cost is not used; req.Now is the time of the reset.
-// Other callers, the other kind of caller and other scopes keep their
-// counts. A caller with no counts is no error.
-//
-// Reset is safe to call concurrently with Take: a decision in flight is
-// decided either before the reset (and its count cleared) or after it (and
-// counted afresh). An error means the store could not clear the counts.
-type ResetStore interface {
-	Reset(ctx context.Context, req Request) error
-}
 
 // A BalanceResetStore is a [BalanceStore] that can clear one caller's
 // decaying balance. It is an optional interface: [Limiter.Reset] needs it
@@ -49,7 +29,7 @@ type ResetStore interface {
 // as if the caller had never been charged. req.Policy is the scope's
 // policy (the Redis store keys balances by its window); req.Cost is not
 // used; req.Now is the time of the reset. It is safe to call concurrently
-// with Charge, with the guarantee of [ResetStore]. A caller with no balance
+// with Charge, as [Counter.Reset] does. A caller with no balance
 // is no error.
 type BalanceResetStore interface {
 	ResetBalance(ctx context.Context, req BalanceRequest) error
@@ -72,7 +52,7 @@ type BalanceResetStore interface {
 //
 // The error wraps [ErrUnknownScope] when scope is neither a window scope
 // nor a balance scope, [ErrResetUnsupported] when the store cannot reset
-// (see [ResetStore]), and is the store's error, wrapped, when it failed.
+// a balance, and is the store's error, wrapped, when it failed.
 // On success Config.Observe receives an [Event] whose Outcome is
 // [OutcomeReset]; nothing is observed on an error.
 func (l *Limiter) Reset(ctx context.Context, scope string, caller Caller) error {
@@ -83,13 +63,8 @@ func (l *Limiter) Reset(ctx context.Context, scope string, caller Caller) error 
 		return fmt.Errorf("%w %q: the limiter's scopes are %s", ErrUnknownScope, scope, strings.Join(names, ", "))
 	}
 	if s != nil {
-		rs, ok := l.store.(ResetStore)
-		if !ok {
-			return fmt.Errorf("%w: %T has no Reset method (core.ResetStore)", ErrResetUnsupported, l.store)
-		}
 		start := l.start()
-		req := Request{Scope: scope, Caller: caller, Limits: s.kinds[caller.Kind()].rates, Now: l.now()}
-		if err := rs.Reset(ctx, req); err != nil {
+		if err := s.kinds[caller.Kind()].counter.Reset(ctx, caller.Key(), l.now()); err != nil {
 			return fmt.Errorf("ratescope: reset %q in scope %q: %w", caller, scope, err)
 		}
 		if l.hook != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestReset checks that Limiter.Reset frees a blocked caller of a window
@@ -115,9 +116,6 @@ func TestResetBalance(t *testing.T) {
 	assert.Zero(t, d.Balance)
 }
 
-// plainStore keeps counts but cannot reset them.
-type plainStore struct{ core.Store }
-
 // TestResetErrors checks the errors of Reset: an unknown scope, a store
 // that cannot reset (which New accepts), a store that fails; none is
 // observed.
@@ -136,12 +134,6 @@ func TestResetErrors(t *testing.T) {
 	_, err = lim.Allow(ctx, "nope", caller)
 	assert.ErrorIs(t, err, core.ErrUnknownScope, "AllowN's unknown scope is the same error")
 
-	plain := newLimiter(t, core.Config{Store: plainStore{failingStore{}}, Observe: observe})
-	err = plain.Reset(ctx, "api", caller)
-	require.ErrorIs(t, err, core.ErrResetUnsupported)
-	assert.ErrorContains(t, err, "core_test.plainStore has no Reset method")
-	assert.False(t, errors.Is(err, core.ErrUnknownScope))
-
 	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Balances: []core.BalanceScope{{Name: "ws"}}})
 	err = failing.Reset(ctx, "ws", caller)
 	require.ErrorIs(t, err, core.ErrResetUnsupported, "failingBalances has no ResetBalance")
@@ -154,11 +146,13 @@ func TestResetErrors(t *testing.T) {
 }
 
 // resetFails fails every call.
-type resetFails struct{ failingStore }
+type resetFails struct{}
 
 var errResetDown = errors.New("store down")
 
-func (resetFails) Reset(context.Context, core.Request) error { return errResetDown }
+func (resetFails) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errResetDown).Bind("", 0, nil)
+}
 
 // TestResetUserNeverFreesKey is the third defect of issue 30: a user id
 // that reads like the internal form of an API key resets that user, never

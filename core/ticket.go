@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
@@ -32,18 +31,10 @@ type GuardConfig struct {
 	// a route it does not name costs Cost. Each request is decided once,
 	// at its route's cost. A cost below 1 is an error. Default: none.
 	RouteCosts map[string]int64
-
-	// GiveBack says that the guard's requests may be given back
-	// ([Ticket.GiveBack]): [Limiter.NewGuard] then fails with an error
-	// wrapping [ErrNoGiveBack] if the Limiter's Store is no
-	// [GiveBackStore], so that a middleware set up to count failures only
-	// fails at startup rather than at each request. Default: false.
-	GiveBack bool
 }
 
 // NewGuard returns a Guard for cfg, or an error naming what is wrong with
-// it (an unknown scope, wrapping [ErrUnknownScope]; a cost below 1; a
-// GiveBack with a store that cannot give units back), so that a route set
+// it (an unknown scope, wrapping [ErrUnknownScope]; a cost below 1), so that a route set
 // up badly fails at startup rather than on a request.
 func (l *Limiter) NewGuard(cfg GuardConfig) (*Guard, error) {
 	if cfg.Scope == "" {
@@ -55,9 +46,6 @@ func (l *Limiter) NewGuard(cfg GuardConfig) (*Guard, error) {
 	g, err := l.Guard(cfg.Scope, cfg.Cost)
 	if err == nil && len(cfg.RouteCosts) > 0 {
 		g, err = g.withRouteCosts(cfg.RouteCosts)
-	}
-	if err == nil && cfg.GiveBack {
-		err = l.canGiveBack()
 	}
 	if err != nil {
 		return nil, err
@@ -222,8 +210,7 @@ func (t *Ticket) Decision() *Decision {
 // most once (nil for any other call). The give-back is not cut short when
 // ctx ends.
 //
-// The error wraps [ErrNoGiveBack] if the store cannot give units back, or
-// is the store's, logged at most once per Config.ErrorLogInterval: the
+// The error is the store's, logged at most once per Config.ErrorLogInterval: the
 // units then stay counted (the strict side).
 func (t *Ticket) GiveBack(ctx context.Context) error {
 	return t.share().give(ctx, t.lim)
@@ -253,17 +240,6 @@ func (g *grant) from(d *Decision) {
 	}
 }
 
-// canGiveBack returns nil if l's store can give units back, and otherwise
-// an error wrapping [ErrNoGiveBack] that names the store.
-func (l *Limiter) canGiveBack() error {
-	if l.giver == nil {
-		return fmt.Errorf("%w: the store is %T", ErrNoGiveBack, l.store)
-	}
-	return nil
-}
-
-// errNotAGuardDecision is the error of [Limiter.GiveBack] for a counted
-// decision that no [Ticket] handed out.
 var errNotAGuardDecision = errors.New("ratescope: the decision cannot be given back: only a decision of a Guard can (Guard.Check, then Ticket.GiveBack, or Limiter.GiveBack on Ticket.Decision)")
 
 // give gives the request back once; see [Ticket.GiveBack].
@@ -271,16 +247,12 @@ func (g *grant) give(ctx context.Context, l *Limiter) error {
 	if g.limits == nil || l == nil {
 		return nil
 	}
-	if err := l.canGiveBack(); err != nil {
-		return err
-	}
 	if !g.given.CompareAndSwap(false, true) {
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	req := Request{Scope: g.scope, Caller: g.caller, Limits: g.limits.rates, Cost: g.cost, Now: l.now()}
-	if err := l.giver.GiveBack(ctx, req, g.at); err != nil {
-		if quiet, ok := l.errLog.allow(req.Now); ok {
+	if err := g.limits.counter.GiveBack(ctx, g.caller.Key(), g.cost, g.at); err != nil {
+		if quiet, ok := l.errLog.allow(l.now()); ok {
 			l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
 				slog.String("scope", g.scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
 		}

@@ -180,7 +180,7 @@ func (c Config) Validate() error {
 // guard builds the [core.Guard] that decides the middleware's requests.
 func (c Config) guard() (*core.Guard, error) {
 	c = c.withDefaults()
-	return guards.Window("echo5limit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts, GiveBack: c.GiveBack != nil})
+	return guards.Window("echo5limit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts})
 }
 
 // decisionKey is the *echo.Context key of the request's decision.

@@ -9,26 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/echolimit"
 	"github.com/ratescope/ratescope/internal/testkit/adaptertest"
 )
-
-// A GiveBack on a store that cannot give units back fails at New.
-func TestGiveBackNeedsAGiveBackStore(t *testing.T) {
-	t.Parallel()
-	ms := memstore.New(memstore.Config{SweepInterval: -1})
-	t.Cleanup(func() { _ = ms.Close() })
-	lim, err := core.New(core.Config{Store: struct{ core.Store }{ms}})
-	require.NoError(t, err)
-	cfg := echolimit.Config{Limiter: lim, GiveBack: echolimit.GiveBackSuccess}
-	m, err := echolimit.New(cfg)
-	assert.Nil(t, m)
-	require.ErrorIs(t, err, core.ErrNoGiveBack)
-	assert.Equal(t, err, cfg.Validate())
-}
 
 // A handler that returns an error has its response written later, by
 // Echo's error handler: GiveBack is not asked, and the request counts,

@@ -20,13 +20,17 @@ import (
 // down: every call fails.
 type downStore struct{}
 
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("connection refused")
+var errDown = errors.New("connection refused")
+
+func (downStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) { return downStore{}, nil }
+
+func (downStore) Take(context.Context, core.Key, int64, time.Time) (core.Result, error) {
+	return core.Result{}, errDown
 }
 
-func (downStore) GiveBack(context.Context, core.Request, int64) error {
-	return errors.New("connection refused")
-}
+func (downStore) GiveBack(context.Context, core.Key, int64, int64) error { return errDown }
+
+func (downStore) Reset(context.Context, core.Key, time.Time) error { return errDown }
 
 // Protect a sign-in form that fails closed: while the store fails, every
 // attempt, right or wrong, is refused with 503 and Retry-After before the

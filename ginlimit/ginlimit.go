@@ -157,7 +157,7 @@ func (c Config) Validate() error {
 // guard builds the [core.Guard] that decides the middleware's requests.
 func (c Config) guard() (*core.Guard, error) {
 	c = c.withDefaults()
-	return guards.Window("ginlimit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts, GiveBack: c.GiveBack != nil})
+	return guards.Window("ginlimit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts})
 }
 
 // decisionKey is the gin.Context key of the request's decision.

@@ -20,6 +20,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 	"github.com/ratescope/ratescope/wslimit"
 )
 
@@ -213,8 +214,8 @@ func TestConfig(t *testing.T) {
 // downStore keeps no balance: every call fails.
 type downStore struct{}
 
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("store down")
+func (downStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errors.New("store down")).Bind("", 0, nil)
 }
 
 func (downStore) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestOneBoundForTheStore fills ten scopes with IPv4, IPv6 and signed-in
@@ -37,7 +38,7 @@ func TestOneBoundForTheStore(t *testing.T) {
 		default:
 			c = core.UserCaller(fmt.Sprintf("user-%d", i))
 		}
-		_, err := s.Take(ctx, core.Request{Scope: fmt.Sprintf("scope-%d", i%10), Caller: c, Limits: twoLimits, Cost: 1, Now: storetest.Start})
+		_, err := storecall.Take(ctx, s, storecall.Request{Scope: fmt.Sprintf("scope-%d", i%10), Caller: c, Limits: twoLimits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		if i%997 == 0 {
 			require.LessOrEqual(t, s.Len(), bound, "after %d callers", i+1)
@@ -68,7 +69,7 @@ func flood(t testing.TB, bound, blocked, callers, workers int) floodResult {
 	defer s.Close()
 	limits := []core.Rate{core.PerMinute(60), core.PerDay(1000)}
 	ask := func(c core.Caller, at time.Time) core.Result {
-		res, err := s.Take(ctx, core.Request{Scope: "api", Caller: c, Limits: limits, Cost: 1, Now: at})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: "api", Caller: c, Limits: limits, Cost: 1, Now: at})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestFloodOfBlockedCallers(t *testing.T) {
 	limits := []core.Rate{core.PerMinute(1)}
 	for i := range 1000 {
 		for j := range 2 {
-			res, err := s.Take(context.Background(), core.Request{Scope: "api", Caller: nthCaller(i), Limits: limits, Cost: 1, Now: storetest.Start})
+			res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: "api", Caller: nthCaller(i), Limits: limits, Cost: 1, Now: storetest.Start})
 			require.NoError(t, err)
 			require.Equal(t, j == 0, res.Allowed)
 		}
@@ -178,7 +179,7 @@ func TestLongUserIDsInMemory(t *testing.T) {
 	limits := []core.Rate{core.PerMinute(1)}
 	for round, want := range []bool{true, false} {
 		for _, id := range ids {
-			res, err := s.Take(context.Background(), core.Request{Scope: "api", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
+			res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: "api", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 			require.NoError(t, err)
 			require.Equal(t, want, res.Allowed, "round %d", round)
 		}

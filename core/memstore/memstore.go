@@ -74,16 +74,15 @@ package memstore
 import (
 	"context"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
-	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/storekey"
 	"github.com/ratescope/ratescope/core/internal/window"
 )
 
@@ -124,7 +123,6 @@ type Store struct {
 	tables     sync.Map  // tableKey -> *keyedTable
 	balances   sync.Map  // balanceKey -> *balanceTable (balance.go)
 	perShard   int       // the entries of one shard of a balance table, at most
-	last       atomic.Pointer[keyedTable]
 	// latest and latestBalance are the time of the latest request decided,
 	// of windows (as Store.nanos reads it) and of balances (Unix
 	// nanoseconds), to within a second: the background sweep's time when
@@ -149,23 +147,25 @@ type tableKey struct {
 
 // table is what a Store needs of a table, whatever its key and entry types.
 type table interface {
-	// Take is the table's own Store, which ForScope gives: it decides a
-	// request with static calls only, so that nothing of the request or
-	// its result is copied more than the Store contract copies it.
-	core.Store
-	// decide decides req, one of the table's requests, at now (see
-	// Store.nanos): Store.Take's one dynamic call.
-	decide(req core.Request, now int64) core.Result
+	// bind returns the table's Counter for limits: it decides a request
+	// with static calls only, so that nothing of the request or its result
+	// is copied more than the Counter contract copies it.
+	bind(limits []core.Rate) core.Counter
 	sweep(now int64) int
 	len() int
-	// giveBack takes the units of req, one of the table's requests,
-	// counted at at, back out (Store.GiveBack).
-	giveBack(req *core.Request, at int64)
 	// evict drops one entry, unmarked (or whose mark has passed) unless
 	// marked, and reports whether it found one.
 	evict(now int64, marked bool) bool
 	// reset drops the entry of a caller (reset.go).
-	reset(caller core.Caller)
+	reset(key core.Key)
+}
+
+// request is one decision asked of a table: the caller's key, the limits
+// of the Counter it came through, and its cost.
+type request struct {
+	key    core.Key
+	limits []core.Rate
+	cost   int64
 }
 
 // reserve takes the count of one new entry if the store has room for it.
@@ -259,51 +259,23 @@ func (s *Store) Close() error {
 	return nil
 }
 
-var errNoLimits = errors.New("memstore: request has no limits")
-
-// Take implements [core.Store]. It never returns an error for a request the
-// [core.Limiter] builds.
-func (s *Store) Take(_ context.Context, req core.Request) (core.Result, error) {
-	key, ok := keyOf(req.Scope, req.Caller.Kind(), req.Limits)
+// Bind implements [core.Store]: it returns the Counter of the table that
+// keeps the counts of scope and kind over the periods of limits. Limits
+// over the same periods share one table, whose counters are wide enough
+// for the largest limits bound first (a [core.Limiter] binds the widest
+// limits of a scope with plans first).
+func (s *Store) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	key, ok := keyOf(scope, kind, limits)
 	if !ok {
-		return core.Result{}, errNoLimits
+		return nil, fmt.Errorf("memstore: %d limits: want 1 to %d", len(limits), core.MaxLimits)
 	}
-	// Most requests are for the scope of the request before: look there
-	// first, and in the map of tables only when it is another.
-	kt := s.last.Load()
-	if kt == nil || kt.key != key {
-		kt = s.table(key, len(req.Limits))
-		s.last.Store(kt)
+	for i, r := range limits {
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("memstore: limit %d: %w", i, err)
+		}
 	}
-	return kt.table.decide(req, s.seen(s.nanos(req.Now))), nil
+	return s.table(key, len(limits)).table.bind(slices.Clone(limits)), nil
 }
-
-// GiveBack implements [core.GiveBackStore]: it takes req.Cost units out of
-// the buckets where a request of req's caller was counted at at (the
-// [core.Result.At] of the Take that allowed it), in every window of the
-// scope and kind, never below zero, under the lock of the caller's shard,
-// so that it is atomic with the caller's decisions. A bucket that has left
-// its window, or a caller whose counts expired, is left alone; so are the
-// counts after the clock stepped back by more than window.StepBack since
-// (they were moved to a time before at, and at's bucket is unknown). The
-// time of the caller's last request is kept, so that its windows empty no
-// sooner. It never returns an error for a request the [core.Limiter]
-// builds.
-func (s *Store) GiveBack(_ context.Context, req core.Request, at int64) error {
-	key, ok := keyOf(req.Scope, req.Caller.Kind(), req.Limits)
-	if !ok {
-		return errNoLimits
-	}
-	if req.Cost < 1 {
-		return nil
-	}
-	if v, ok := s.tables.Load(key); ok {
-		v.(*keyedTable).table.giveBack(&req, at)
-	}
-	return nil
-}
-
-var _ core.GiveBackStore = (*Store)(nil)
 
 // seen records now, a request's time as Store.nanos reads it, as the
 // latest when it is a second or more after the latest recorded, and
@@ -324,18 +296,6 @@ func advance(latest *atomic.Int64, now int64) {
 	}
 }
 
-// ForScope implements [core.ScopedStore]: it returns the Store of the table
-// that keeps the counts of scope and kind with those limits, which decides
-// their requests with no lookup of the table (and any other request as
-// Take does). A Limiter asks for one per scope and kind of caller.
-func (s *Store) ForScope(scope string, kind core.Kind, limits []core.Rate) core.Store {
-	key, ok := keyOf(scope, kind, limits)
-	if !ok {
-		return s
-	}
-	return s.table(key, len(limits)).table
-}
-
 // keyOf returns the key of the table that keeps the counts of scope and
 // kind with those limits, or false if there are no limits or more than
 // [core.MaxLimits].
@@ -353,35 +313,16 @@ func keyOf(scope string, kind core.Kind, limits []core.Rate) (tableKey, bool) {
 	return key, true
 }
 
-// matches reports whether the counts of scope and kind with those limits
-// are kept in the table of k: keyOf would return k, or k is the wide table
-// of the narrow key keyOf would return (see Store.table). It reads what
-// keyOf reads without building a key, as the table's Store checks every
-// request.
-func (k *tableKey) matches(scope string, kind core.Kind, limits []core.Rate) bool {
-	if kind != k.kind || len(limits) == 0 || len(limits) > core.MaxLimits || scope != k.scope {
-		return false
-	}
-	wide := false
-	for i, r := range limits {
-		if r.Period != k.periods[i] {
-			return false
-		}
-		wide = wide || !window.Narrow(r.Limit)
-	}
-	return (k.wide || !wide) && (len(limits) == core.MaxLimits || k.periods[len(limits)] == 0)
-}
-
 // table returns the table of key, made for n limits if there is none yet.
 //
 // The counts of a narrow key with no table of its own are kept in the wide
 // table of the same scope, kind and periods when there is one: a scope with
 // plans (core.Scope.Plans) whose limits are wide for some plans and narrow
 // for others keeps every caller's count in one table, whatever its plan.
-// The Limiter asks for that table (ForScope, with the widest limits) when
-// it is built, before any request, and its Store decides the narrow
-// requests too (tableKey.matches). A table that exists keeps its counts:
-// none moves to a wide table made later.
+// The Limiter asks for that table (Bind, with the widest limits) when
+// it is built, before any request, and its Counter decides the narrow
+// limits too. A table that exists keeps its counts: none moves to a wide
+// table made later.
 func (s *Store) table(key tableKey, n int) *keyedTable {
 	if v, ok := s.tables.Load(key); ok {
 		return v.(*keyedTable)
@@ -477,7 +418,7 @@ func userTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	seed := maphash.MakeSeed()
 	t := newTable[string, T, W](s, key, periods,
 		func(k string) uint64 { return maphash.String(seed, k) },
-		func(c core.Caller) string { return storekey.User(c.User()) })
+		func(k core.Key) string { id, _ := k.User(); return id })
 	return &keyedTable{key: key, table: t}
 }
 
@@ -497,54 +438,90 @@ func anonTable[T window.Counter, W counts[T]](s *Store, key tableKey, periods []
 	a := &anonPair[T, W]{
 		v4: newTable[uint32, T, W](s, key, periods,
 			func(k uint32) uint64 { return mix(uint64(k) ^ seed) },
-			func(c core.Caller) uint32 { return v4Key(c.Network().Addr()) }),
+			func(k core.Key) uint32 { a, _ := k.Addr(); return v4Key(a) }),
 		v6: newTable[[16]byte, T, W](s, key, periods,
 			func(k [16]byte) uint64 {
 				return mix(binary.LittleEndian.Uint64(k[:8]) ^ seed ^ mix(binary.LittleEndian.Uint64(k[8:])+seed))
 			},
-			func(c core.Caller) [16]byte { return storekey.Addr16(c) }),
+			v6Key),
 	}
 	return &keyedTable{key: key, table: a}
 }
 
-// v4Key returns the key of an IPv4 address in the table of IPv4 callers.
-func v4Key(a netip.Addr) uint32 {
-	b := a.As4()
-	return binary.BigEndian.Uint32(b[:])
+// v4Key returns the key of an IPv4 address, in its 16-byte form, in the
+// table of IPv4 callers.
+func v4Key(a [16]byte) uint32 { return binary.BigEndian.Uint32(a[12:]) }
+
+// is4 reports whether a, in its 16-byte form, is an IPv4 address.
+func is4(a [16]byte) bool {
+	return a[10] == 0xff && a[11] == 0xff && binary.LittleEndian.Uint64(a[:8]) == 0 && a[8] == 0 && a[9] == 0
 }
 
-// Take decides req in the table of its address family, if req is one of
-// the pair's requests, and as [Store.Take] does otherwise.
-func (a *anonPair[T, W]) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	if !a.v4.key.matches(req.Scope, req.Caller.Kind(), req.Limits) {
-		return a.v4.store.Take(ctx, req)
+// unknownAddr is the key, in the table of the other callers, of the
+// anonymous callers whose address is unknown: an IPv4-mapped address, which
+// no network of that table has (IPv4 callers are in the IPv4 table, and an
+// IPv4-mapped network shorter than /96 ends in zero bits).
+var unknownAddr = [16]byte{10: 0xff, 11: 0xff, 12: 0xff, 13: 0xff, 14: 0xff, 15: 0xff}
+
+// v6Key returns the key of k in the table of the callers that are not
+// IPv4: its network, or unknownAddr.
+func v6Key(k core.Key) [16]byte {
+	if a, ok := k.Addr(); ok {
+		return a
 	}
+	return unknownAddr
+}
+
+// pairCounter is the Counter of an anonPair bound to limits.
+type pairCounter[T window.Counter, W counts[T]] struct {
+	a      *anonPair[T, W]
+	limits []core.Rate
+}
+
+func (a *anonPair[T, W]) bind(limits []core.Rate) core.Counter {
+	return &pairCounter[T, W]{a: a, limits: limits}
+}
+
+// Take implements [core.Counter], in the table of the caller's address
+// family.
+func (c *pairCounter[T, W]) Take(_ context.Context, key core.Key, cost int64, now time.Time) (core.Result, error) {
 	var res core.Result
-	a.takeInto(&req, a.v4.store.nanos(req.Now), &res)
+	req := request{key: key, limits: c.limits, cost: cost}
+	s := c.a.v4.store
+	at := s.seen(s.nanos(now))
+	if a, ok := key.Addr(); ok && is4(a) {
+		c.a.v4.takeKey(v4Key(a), &req, at, &res) // its key at hand: no call of v4.id
+	} else {
+		c.a.v6.take(&req, at, &res)
+	}
 	return res, nil
 }
 
-// takeInto decides req, one of the pair's requests, in the table of its
-// address family.
-func (a *anonPair[T, W]) takeInto(req *core.Request, now int64, res *core.Result) {
-	if addr := req.Caller.Network().Addr(); addr.Is4() {
-		a.v4.takeKey(v4Key(addr), req, now, res) // its key at hand: no call of v4.id
-	} else {
-		a.v6.take(req, now, res)
+// GiveBack implements [core.Counter]: see [Store].
+func (c *pairCounter[T, W]) GiveBack(_ context.Context, key core.Key, cost int64, at int64) error {
+	if cost < 1 {
+		return nil
 	}
-}
-
-func (a *anonPair[T, W]) decide(req core.Request, now int64) core.Result {
-	var res core.Result
-	a.takeInto(&req, now, &res)
-	return res
-}
-
-func (a *anonPair[T, W]) giveBack(req *core.Request, at int64) {
-	if req.Caller.Network().Addr().Is4() {
-		a.v4.giveBack(req, at)
+	req := request{key: key, limits: c.limits, cost: cost}
+	if a, ok := key.Addr(); ok && is4(a) {
+		c.a.v4.giveBack(&req, at)
 	} else {
-		a.v6.giveBack(req, at)
+		c.a.v6.giveBack(&req, at)
+	}
+	return nil
+}
+
+// Reset implements [core.Counter]: see [Store.reset].
+func (c *pairCounter[T, W]) Reset(_ context.Context, key core.Key, _ time.Time) error {
+	c.a.v4.store.reset(c.a.v4.key, key)
+	return nil
+}
+
+func (a *anonPair[T, W]) reset(key core.Key) {
+	if addr, ok := key.Addr(); ok && is4(addr) {
+		a.v4.reset(key)
+	} else {
+		a.v6.reset(key)
 	}
 }
 

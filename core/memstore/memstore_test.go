@@ -13,6 +13,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 func TestConformance(t *testing.T) {
@@ -33,7 +34,7 @@ func nthCaller(i int) core.Caller {
 }
 
 func take(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) core.Result {
-	res, err := s.Take(context.Background(), core.Request{Scope: "api", Caller: c, Limits: twoLimits, Cost: 1, Now: now})
+	res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: "api", Caller: c, Limits: twoLimits, Cost: 1, Now: now})
 	require.NoError(t, err)
 	return res
 }
@@ -116,7 +117,7 @@ func TestSweepFollowsTheRequestsClock(t *testing.T) {
 	s := memstore.New(memstore.Config{SweepInterval: time.Millisecond})
 	t.Cleanup(func() { _ = s.Close() })
 	takeIn := func(scope string, limit core.Rate, c core.Caller) core.Result {
-		res, err := s.Take(ctx, core.Request{Scope: scope, Caller: c, Limits: []core.Rate{limit}, Cost: 1, Now: clock.Now()})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: scope, Caller: c, Limits: []core.Rate{limit}, Cost: 1, Now: clock.Now()})
 		require.NoError(t, err)
 		return res
 	}
@@ -136,27 +137,23 @@ func TestSweepFollowsTheRequestsClock(t *testing.T) {
 	assert.Equal(t, 58*time.Minute, res.Limits[0].RetryAfter)
 }
 
-// BenchmarkTake measures a decision with a minute and a day limit, through
-// the Store ("Take") and through the Store that ForScope gives, as a
-// core.Limiter decides ("ForScope").
+// BenchmarkTake measures a decision with a minute and a day limit on a
+// bound counter, as a core.Limiter decides.
 func BenchmarkTake(b *testing.B) {
 	now := storetest.Start
 	for _, bc := range []struct {
-		name     string
-		callers  int
-		forScope bool
-	}{{"hot", 1, false}, {"callers=10000", 10_000, false}, {"ForScope/hot", 1, true}, {"ForScope/callers=10000", 10_000, true}} {
+		name    string
+		callers int
+	}{{"hot", 1}, {"callers=10000", 10_000}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := memstore.New(memstore.Config{SweepInterval: -1})
 			defer s.Close()
 			limits := []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}
-			var st core.Store = s
-			if bc.forScope {
-				st = s.ForScope("api", core.Anonymous, limits)
-			}
-			callers := make([]core.Caller, bc.callers)
-			for i := range callers {
-				callers[i] = nthCaller(i)
+			c, err := s.Bind("api", core.Anonymous, limits)
+			require.NoError(b, err)
+			keys := make([]core.Key, bc.callers)
+			for i := range keys {
+				keys[i] = nthCaller(i).Key()
 			}
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -165,7 +162,7 @@ func BenchmarkTake(b *testing.B) {
 				i := 0
 				for pb.Next() {
 					i++
-					res, err := st.Take(ctx, core.Request{Scope: "api", Caller: callers[i%len(callers)], Limits: limits, Cost: 1, Now: now})
+					res, err := c.Take(ctx, keys[i%len(keys)], 1, now)
 					if err != nil || !res.Allowed {
 						b.Fatal("denied", err)
 					}
@@ -204,38 +201,37 @@ func TestBalanceConformance(t *testing.T) {
 	})
 }
 
-// The Store of ForScope shares its counts with Take, and decides a request
-// of another scope, kind or limits as Take does.
-func TestForScope(t *testing.T) {
+// Two counters bound to the same scope, kind and limits share their
+// counts; another scope, kind or set of periods keeps its own. Bind refuses
+// limits no counter can keep.
+func TestBindShares(t *testing.T) {
 	s := memstore.New(memstore.Config{SweepInterval: -1})
 	defer s.Close()
 	ctx := context.Background()
 	limits := []core.Rate{core.PerMinute(2), core.PerDay(10)}
-	st := s.ForScope("api", core.Anonymous, limits)
 	ip := nthCaller(1)
-	take := func(st core.Store, scope string, caller core.Caller, limits []core.Rate) bool {
+	take := func(scope string, caller core.Caller, limits []core.Rate) bool {
 		t.Helper()
-		res, err := st.Take(ctx, core.Request{Scope: scope, Caller: caller, Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: scope, Caller: caller, Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		return res.Allowed
 	}
-	assert.True(t, take(st, "api", ip, limits))
-	assert.True(t, take(s, "api", ip, limits), "Take sees the count of ForScope's Store")
-	assert.False(t, take(st, "api", ip, limits), "and ForScope's Store the count of Take")
+	assert.True(t, take("api", ip, limits))
+	assert.True(t, take("api", ip, limits))
+	assert.False(t, take("api", ip, limits), "a second counter of the same binding sees the count of the first")
 
-	// Requests that are not the ForScope Store's are decided as Take
-	// decides them, each in its own count.
-	assert.True(t, take(st, "other", ip, limits), "another scope")
-	assert.True(t, take(st, "api", core.UserCaller("ann"), limits), "a signed-in caller")
-	assert.True(t, take(st, "api", ip, limits[:1]), "other limits")
-	assert.True(t, take(st, "api", ip, []core.Rate{core.PerMinute(100000), core.PerDay(10)}), "limits of wider counters")
+	assert.True(t, take("other", ip, limits), "another scope")
+	assert.True(t, take("api", core.UserCaller("ann"), limits), "a signed-in caller")
+	assert.True(t, take("api", ip, limits[:1]), "other periods")
 	v6 := core.NetworkCaller(netip.MustParsePrefix("2001:db8::/64"))
-	assert.True(t, take(st, "api", v6, limits))
-	assert.True(t, take(st, "api", v6, limits))
-	assert.False(t, take(s, "api", v6, limits), "IPv6 callers share their count too")
+	assert.True(t, take("api", v6, limits))
+	assert.True(t, take("api", v6, limits))
+	assert.False(t, take("api", v6, limits), "IPv6 callers share their count too")
 
-	_, err := s.ForScope("api", core.Anonymous, nil).Take(ctx, core.Request{Scope: "api", Caller: ip, Cost: 1, Now: storetest.Start})
-	assert.Error(t, err, "no limits: the Store itself reports it")
+	for _, bad := range [][]core.Rate{nil, {core.PerMinute(1), core.PerMinute(2), core.PerMinute(3), core.PerMinute(4), core.PerMinute(5)}, {{Limit: 0, Period: time.Minute}}} {
+		_, err := s.Bind("api", core.Anonymous, bad)
+		assert.Error(t, err, "%v", bad)
+	}
 }
 
 // BenchmarkNewCallersPastMaxEntries decides one request of a new caller at

@@ -8,26 +8,22 @@ import (
 	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
-// Reset implements [core.ResetStore]: it drops the caller's entry from
-// every table of req.Scope and the caller's kind, whatever their limits
-// (req.Limits is not needed: a table per set of periods and counter width
-// may hold the caller, if limiters with other rates share the store), each
-// under the lock of the caller's shard, so that a concurrent Take is
-// decided wholly before or wholly after. It never returns an error.
-func (s *Store) Reset(_ context.Context, req core.Request) error {
-	kind := req.Caller.Kind()
+// reset drops the entries of key in every table of the scope and kind of
+// tk, whatever their periods or counter width, and their marks, under the
+// lock of each entry's shard, so that it is atomic with the caller's
+// decisions.
+func (s *Store) reset(tk tableKey, key core.Key) {
 	s.tables.Range(func(k, v any) bool {
-		if key := k.(tableKey); key.scope == req.Scope && key.kind == kind {
-			v.(*keyedTable).table.reset(req.Caller)
+		if other := k.(tableKey); other.scope == tk.scope && other.kind == tk.kind {
+			v.(*keyedTable).table.reset(key)
 		}
 		return true
 	})
-	return nil
 }
 
-// reset drops the entry of caller, if there is one, and its mark.
-func (t *genericTable[K, T, W]) reset(caller core.Caller) {
-	k := t.id(caller)
+// reset drops the entry of key, if there is one, and its mark.
+func (t *genericTable[K, T, W]) reset(key core.Key) {
+	k := t.id(key)
 	sh := &t.shards[t.hash(k)%shardCount]
 	sh.mu.Lock()
 	slot, found := sh.index[k]
@@ -37,15 +33,6 @@ func (t *genericTable[K, T, W]) reset(caller core.Caller) {
 	sh.mu.Unlock()
 	if found {
 		t.store.entries.Add(-1)
-	}
-}
-
-// reset drops the entry of caller from the table of its address family.
-func (a *anonPair[T, W]) reset(caller core.Caller) {
-	if caller.Network().Addr().Is4() {
-		a.v4.reset(caller)
-	} else {
-		a.v6.reset(caller)
 	}
 }
 
@@ -75,7 +62,4 @@ func (m *balanceMap[K]) reset(k K) {
 	sh.mu.Unlock()
 }
 
-var (
-	_ core.ResetStore        = (*Store)(nil)
-	_ core.BalanceResetStore = (*Store)(nil)
-)
+var _ core.BalanceResetStore = (*Store)(nil)

@@ -138,12 +138,12 @@ type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	shapes  []window.Shape // of each window
 	longest int64          // the longest period, in nanoseconds
 	hash    func(K) uint64
-	id      func(core.Caller) K
+	id      func(core.Key) K
 	cursor  atomic.Uint32 // the shard the next eviction from elsewhere tries first
 	shards  [shardCount]shard[K, T, W]
 }
 
-func newTable[K comparable, T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration, hash func(K) uint64, id func(core.Caller) K) *genericTable[K, T, W] {
+func newTable[K comparable, T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration, hash func(K) uint64, id func(core.Key) K) *genericTable[K, T, W] {
 	t := &genericTable[K, T, W]{store: s, key: key, hash: hash, id: id}
 	t.shapes = make([]window.Shape, len(periods))
 	for i, p := range periods {
@@ -156,33 +156,48 @@ func newTable[K comparable, T window.Counter, W counts[T]](s *Store, key tableKe
 	return t
 }
 
-// Take decides req in t, if req is one of t's requests, and as
-// [Store.Take] does otherwise.
-func (t *genericTable[K, T, W]) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	if !t.key.matches(req.Scope, req.Caller.Kind(), req.Limits) {
-		return t.store.Take(ctx, req)
-	}
+// tableCounter is the Counter of a genericTable bound to limits.
+type tableCounter[K comparable, T window.Counter, W counts[T]] struct {
+	t      *genericTable[K, T, W]
+	limits []core.Rate
+}
+
+func (t *genericTable[K, T, W]) bind(limits []core.Rate) core.Counter {
+	return &tableCounter[K, T, W]{t: t, limits: limits}
+}
+
+// Take implements [core.Counter].
+func (c *tableCounter[K, T, W]) Take(_ context.Context, key core.Key, cost int64, now time.Time) (core.Result, error) {
 	var res core.Result
-	t.take(&req, t.store.seen(t.store.nanos(req.Now)), &res)
+	req := request{key: key, limits: c.limits, cost: cost}
+	c.t.take(&req, c.t.store.seen(c.t.store.nanos(now)), &res)
 	return res, nil
 }
 
-func (t *genericTable[K, T, W]) decide(req core.Request, now int64) core.Result {
-	var res core.Result
-	t.take(&req, now, &res)
-	return res
+// GiveBack implements [core.Counter]: see [Store].
+func (c *tableCounter[K, T, W]) GiveBack(_ context.Context, key core.Key, cost int64, at int64) error {
+	if cost >= 1 {
+		c.t.giveBack(&request{key: key, limits: c.limits, cost: cost}, at)
+	}
+	return nil
+}
+
+// Reset implements [core.Counter]: see [Store.reset].
+func (c *tableCounter[K, T, W]) Reset(_ context.Context, key core.Key, _ time.Time) error {
+	c.t.store.reset(c.t.key, key)
+	return nil
 }
 
 // take decides req, one of t's requests, at now (see Store.nanos), and
 // writes the result to res, which is zero. Its callers call it statically,
 // so that req and res stay on their stacks.
-func (t *genericTable[K, T, W]) take(req *core.Request, now int64, res *core.Result) {
-	t.takeKey(t.id(req.Caller), req, now, res)
+func (t *genericTable[K, T, W]) take(req *request, now int64, res *core.Result) {
+	t.takeKey(t.id(req.key), req, now, res)
 }
 
 // takeKey is take for the caller of req with key k (t.id(req.Caller)), for
 // a caller that has the key at hand.
-func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *core.Result) {
+func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.Result) {
 	sh := &t.shards[t.hash(k)%shardCount]
 	var sums [core.MaxLimits]int64
 
@@ -215,7 +230,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *
 	for i := range len(e.w) {
 		pos[i] = t.shapes[i].PosOf(last, now)
 		sums[i] = e.w[i].Live(t.shapes[i], pos[i], last, now)
-		if sums[i]+req.Cost > req.Limits[i].Limit {
+		if sums[i]+req.cost > req.limits[i].Limit {
 			allowed = false
 		}
 	}
@@ -223,8 +238,8 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *
 		for i := range len(e.w) {
 			c := &e.w[i]
 			c.Advance(t.shapes[i], pos[i], last, now)
-			c.Add(t.shapes[i], pos[i], last, req.Cost)
-			sums[i] += req.Cost
+			c.Add(t.shapes[i], pos[i], last, req.cost)
+			sums[i] += req.cost
 		}
 		e.last, last = now, now
 	}
@@ -232,7 +247,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *
 	// stays so for at most its period: until then the entry is marked.
 	var until int64
 	for i := range len(e.w) {
-		if limit := req.Limits[i].Limit; sums[i] >= limit || !allowed && sums[i]+req.Cost > limit {
+		if limit := req.limits[i].Limit; sums[i] >= limit || !allowed && sums[i]+req.cost > limit {
 			until = max(until, now+t.shapes[i].Period)
 		}
 	}
@@ -246,7 +261,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *
 
 	// The rest reads copies, outside the lock.
 	for i := range len(t.shapes) { // one shape per window; e is not read unlocked
-		r := req.Limits[i]
+		r := req.limits[i]
 		st := &res.Limits[i]
 		st.Rate = r
 		st.Remaining = max(r.Limit-sums[i], 0)
@@ -258,21 +273,21 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *core.Request, now int64, res *
 // makes the caller wait: it copies the caller's windows, unlocks sh, which
 // take locked, and reads the copy outside the lock. An allowed request,
 // the common case, makes no copy.
-func (t *genericTable[K, T, W]) refuse(sh *shard[K, T, W], e *entry[T, W], req *core.Request, pos [core.MaxLimits]window.Pos, last, now int64, res *core.Result) {
+func (t *genericTable[K, T, W]) refuse(sh *shard[K, T, W], e *entry[T, W], req *request, pos [core.MaxLimits]window.Pos, last, now int64, res *core.Result) {
 	w := e.w
 	sh.mu.Unlock()
 	for i := range len(w) {
 		c := &w[i]
 		c.Advance(t.shapes[i], pos[i], last, now)
-		res.Limits[i].RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, req.Limits[i].Limit, req.Cost)
+		res.Limits[i].RetryAfter = c.Wait(t.shapes[i], pos[i], last, now, req.limits[i].Limit, req.cost)
 	}
 }
 
-// giveBack takes req.Cost units out of the buckets of time at (as
+// giveBack takes req.cost units out of the buckets of time at (as
 // Store.nanos reads it) of req's caller, one of t's requests: see
 // [Store.GiveBack].
-func (t *genericTable[K, T, W]) giveBack(req *core.Request, at int64) {
-	k := t.id(req.Caller)
+func (t *genericTable[K, T, W]) giveBack(req *request, at int64) {
+	k := t.id(req.key)
 	sh := &t.shards[t.hash(k)%shardCount]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -288,7 +303,7 @@ func (t *genericTable[K, T, W]) giveBack(req *core.Request, at int64) {
 		return
 	}
 	for i := range len(e.w) {
-		e.w[i].Remove(t.shapes[i], e.last, at/t.shapes[i].Width, req.Cost)
+		e.w[i].Remove(t.shapes[i], e.last, at/t.shapes[i].Width, req.cost)
 	}
 }
 

@@ -2,12 +2,14 @@ package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // Charge implements [core.BalanceStore] with one EVALSHA command, sent as
@@ -52,9 +54,24 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 // balanceKey returns the key of req's balance: see [Store.Charge].
 func balanceKey(prefix string, req *core.BalanceRequest) string {
 	var buf [128]byte
-	b := appendKey(buf[:0], prefix, &core.Request{Scope: req.Scope, Caller: req.Caller})
-	b = append(b, 'b')
+	b := append(buf[:0], prefix...)
+	b = appendEscaped(b, req.Scope)
+	b = append(b, ":{"...)
+	b = appendBalanceID(b, req.Caller)
+	b = append(b, "}:b"...)
 	return string(strconv.AppendInt(b, int64(req.Policy.Window/time.Second), 10))
+}
+
+// appendBalanceID appends the hash tag of a balance of caller: as
+// appendID's, with the placeholder of every store before the Key for an
+// unknown address.
+func appendBalanceID(b []byte, caller core.Caller) []byte {
+	if caller.Kind() == core.User {
+		return appendID(b, caller.Key())
+	}
+	k := storekey.Addr16(caller)
+	b = append(b, 'a')
+	return hex.AppendEncode(b, k[:])
 }
 
 // newBalanceCall returns a call from callPool for the balance script on key.

@@ -16,6 +16,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestBalanceKeys checks, on a server and on a cluster, that one charge is
@@ -55,7 +56,7 @@ func TestBalanceKeys(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, int64(1), hook.scripts.Load()-scripts, "one script command per charge")
 				assert.Equal(t, int64(1), hook.trips.Load()-trips, "one round trip per charge")
-				_, err = s.Take(ctx, core.Request{Scope: "ws", Caller: who, Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: now})
+				_, err = storecall.Take(ctx, s, storecall.Request{Scope: "ws", Caller: who, Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: now})
 				require.NoError(t, err)
 			}
 			keys := scanKeys(t, client, prefix)
@@ -113,7 +114,7 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 	}
 	_, err = s.Charge(context.Background(), req)
 	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the breaker that guards Take guards Charge")
-	_, err = s.Take(context.Background(), core.Request{Scope: "down", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start})
+	_, err = storecall.Take(context.Background(), s, storecall.Request{Scope: "down", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start})
 	assert.ErrorIs(t, err, redisstore.ErrUnavailable)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // burst sends goroutines × each decisions at once through s: one hot caller
@@ -27,7 +28,7 @@ import (
 func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int, limit int64) int64 {
 	t.Helper()
 	ctx := context.Background()
-	hot := core.Request{Scope: scope, Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(10 * limit)}, Cost: 1, Now: storetest.Start}
+	hot := storecall.Request{Scope: scope, Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(10 * limit)}, Cost: 1, Now: storetest.Start}
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -39,7 +40,7 @@ func burst(t *testing.T, s *redisstore.Store, scope string, goroutines, each int
 				if i%2 == 1 {
 					req.Caller = core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, byte(g), byte(i)}), 32))
 				}
-				res, err := s.Take(ctx, req)
+				res, err := storecall.Take(ctx, s, req)
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -148,12 +149,12 @@ func TestNoScript(t *testing.T) {
 				require.NoError(t, client.ScriptFlush(ctx).Err())
 			}
 			s := newStore(t, redisstore.Config{Client: client, MaxBatch: tc.maxBatch, CacheSize: -1})
-			req := core.Request{Scope: "noscript", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
-			_, err := s.Take(ctx, req)
+			req := storecall.Request{Scope: "noscript", Caller: core.UserCaller("ann"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+			_, err := storecall.Take(ctx, s, req)
 			require.NoError(t, err)
 
 			flush()
-			res, err := s.Take(ctx, req)
+			res, err := storecall.Take(ctx, s, req)
 			require.NoError(t, err, "a lone decision after SCRIPT FLUSH")
 			assert.Equal(t, int64(998), res.Limits[0].Remaining, "the counts survived: only scripts were flushed")
 
@@ -208,8 +209,8 @@ func TestTimeoutInBatch(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	s := newStore(t, redisstore.Config{Client: client, Timeout: timeout, BreakerFailures: 1000})
 	ctx := context.Background()
-	req := core.Request{Scope: "slow", Caller: core.UserCaller("sam"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
-	_, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "slow", Caller: core.UserCaller("sam"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 
 	require.NoError(t, srv.Pause())
@@ -234,7 +235,7 @@ func TestTimeoutInBatch(t *testing.T) {
 				want = 20 * time.Millisecond
 			}
 			start := time.Now()
-			_, err := s.Take(ctx, req)
+			_, err := storecall.Take(ctx, s, req)
 			took := time.Since(start)
 			mu.Lock()
 			slowest[want] = max(slowest[want], took)
@@ -263,10 +264,10 @@ func TestTimeoutInBatch(t *testing.T) {
 	require.NoError(t, srv.Resume())
 	resumed = true
 	require.Eventually(t, func() bool {
-		_, err := s.Take(ctx, req)
+		_, err := storecall.Take(ctx, s, req)
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond, "the store works again once Redis answers")
-	res, err := s.Take(ctx, req)
+	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	assert.True(t, res.Allowed)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // hold is a go-redis hook that, once armed, stops the next pipeline before
@@ -340,10 +341,10 @@ func TestBatchDuringSlotMigration(t *testing.T) {
 	require.NoError(t, s.Ping(ctx))
 	redisstore.Gather(s, 2)
 	rates := []core.Rate{core.PerMinute(batchLimit)}
-	req := func(scope string) core.Request {
-		return core.Request{Scope: scope, Caller: core.UserCaller("mig"), Limits: rates, Cost: 1, Now: storetest.Start}
+	req := func(scope string) storecall.Request {
+		return storecall.Request{Scope: scope, Caller: core.UserCaller("mig"), Limits: rates, Cost: 1, Now: storetest.Start}
 	}
-	res, err := s.Take(ctx, req("a"))
+	res, err := storecall.Take(ctx, s, req("a"))
 	require.NoError(t, err)
 	require.True(t, res.Allowed)
 
@@ -377,7 +378,7 @@ func TestBatchDuringSlotMigration(t *testing.T) {
 	var errs [2]error
 	var wg sync.WaitGroup
 	for i, scope := range []string{"a", "b"} {
-		wg.Go(func() { got[i], errs[i] = s.Take(ctx, req(scope)) })
+		wg.Go(func() { got[i], errs[i] = storecall.Take(ctx, s, req(scope)) })
 	}
 	wg.Wait()
 	for i, scope := range []string{"a", "b"} {
@@ -455,10 +456,10 @@ func TestBatchLostReplyIsNotSentAgain(t *testing.T) {
 	s := newStore(t, redisstore.Config{Client: client, BreakerFailures: 100, CacheSize: -1})
 	redisstore.Gather(s, 4)
 	rates := []core.Rate{core.PerMinute(batchLimit)}
-	req := func(user string) core.Request {
-		return core.Request{Scope: "lost", Caller: core.UserCaller(user), Limits: rates, Cost: 1, Now: storetest.Start}
+	req := func(user string) storecall.Request {
+		return storecall.Request{Scope: "lost", Caller: core.UserCaller(user), Limits: rates, Cost: 1, Now: storetest.Start}
 	}
-	_, err := s.Take(ctx, req("warm-up"))
+	_, err := storecall.Take(ctx, s, req("warm-up"))
 	require.NoError(t, err)
 
 	users := []string{"ann", "bob", "cy", "dee"}
@@ -467,7 +468,7 @@ func TestBatchLostReplyIsNotSentAgain(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(users))
 	for i, u := range users {
-		wg.Go(func() { _, errs[i] = s.Take(ctx, req(u)) })
+		wg.Go(func() { _, errs[i] = storecall.Take(ctx, s, req(u)) })
 	}
 	wg.Wait()
 	assert.Equal(t, int64(1), s.Stats().Commands-before.Commands, "one call for the four")
@@ -475,7 +476,7 @@ func TestBatchLostReplyIsNotSentAgain(t *testing.T) {
 		assert.Error(t, errs[i], "%s: the reply was lost", u)
 	}
 	for _, u := range users {
-		res, err := s.Take(ctx, req(u))
+		res, err := storecall.Take(ctx, s, req(u))
 		require.NoError(t, err)
 		assert.Equal(t, int64(batchLimit-2), res.Limits[0].Remaining, "%s: counted once by the lost call, not twice", u)
 	}

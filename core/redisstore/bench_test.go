@@ -17,6 +17,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // BenchmarkTake measures decisions against the local Redis of TestMain, with
@@ -56,7 +57,7 @@ func BenchmarkTake(b *testing.B) {
 					wg.Go(func() {
 						for j := range 100 {
 							who := bc.callers[(100*i+j)%len(bc.callers)]
-							if _, err := s.Take(ctx, core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: storetest.Start}); err != nil {
+							if _, err := storecall.Take(ctx, s, storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: storetest.Start}); err != nil {
 								b.Error(err)
 								return
 							}
@@ -73,10 +74,10 @@ func BenchmarkTake(b *testing.B) {
 				b.SetParallelism(16)
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
-					req := core.Request{Scope: scope, Limits: limits, Cost: 1, Now: storetest.Start}
+					req := storecall.Request{Scope: scope, Limits: limits, Cost: 1, Now: storetest.Start}
 					for pb.Next() {
 						req.Caller = bc.callers[int(next.Add(1))%len(bc.callers)]
-						res, err := s.Take(ctx, req)
+						res, err := storecall.Take(ctx, s, req)
 						if err != nil || !res.Allowed {
 							b.Errorf("allowed %v, error %v", res.Allowed, err)
 							return
@@ -165,7 +166,7 @@ func BenchmarkBatchFloor(b *testing.B) {
 	args := make([][]any, len(taken))
 	valued := make([]string, len(taken)) // the other scripts' keys
 	for i := range taken {
-		req := core.Request{Scope: "floor", Caller: core.UserCaller(fmt.Sprintf("u%d", i)), Limits: limits, Cost: 1, Now: storetest.Start}
+		req := storecall.Request{Scope: "floor", Caller: core.UserCaller(fmt.Sprintf("u%d", i)), Limits: limits, Cost: 1, Now: storetest.Start}
 		taken[i], args[i] = redisstore.TakeCommand(s, req)
 		valued[i] = prefix + taken[i]
 		require.NoError(b, client.Set(ctx, valued[i], value, time.Hour).Err())

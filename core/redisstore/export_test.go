@@ -4,6 +4,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // Gather makes the senders of s wait, up to 20ms a call, until n calls are
@@ -20,9 +21,11 @@ func Slot(key string) int { return slot(key) }
 
 // TakeCommand returns the key and the ARGV of the take script for req, as
 // s sends them: the arguments of a lone call of v0.1.0's script too.
-func TakeCommand(s *Store, req core.Request) (string, []any) {
-	key := string(appendKey(nil, s.prefix, &req))
-	c := newCall(key, s.scriptNow(req.Now), &req)
+func TakeCommand(s *Store, req storecall.Request) (string, []any) {
+	head, tail := keyParts(s.prefix, req.Scope, req.Limits)
+	r := &request{head: head, tail: tail, key: req.Caller.Key(), limits: req.Limits, cost: req.Cost, now: req.Now}
+	key := string(appendKey(nil, r))
+	c := newCall(key, s.scriptNow(req.Now), r)
 	defer c.release()
 	return key, []any{string(c.args[4].([]byte)), c.ttl}
 }

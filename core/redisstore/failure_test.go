@@ -18,6 +18,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes, for logs.
@@ -64,14 +65,14 @@ func TestBreaker(t *testing.T) {
 		Now:     clock.Now,
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil)),
 	})
-	req := core.Request{Scope: "breaker", Caller: anon("192.0.2.10"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
-	_, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "breaker", Caller: anon("192.0.2.10"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 
 	require.NoError(t, srv.Stop())
 	for i := range 3 {
 		start := time.Now()
-		_, err := s.Take(ctx, req)
+		_, err := storecall.Take(ctx, s, req)
 		took := time.Since(start)
 		t.Logf("failed call %d against a stopped Redis took %s", i+1, took)
 		require.Error(t, err)
@@ -85,14 +86,14 @@ func TestBreaker(t *testing.T) {
 
 	sent := hook.n.Load()
 	for range 10 {
-		_, err := s.Take(ctx, req)
+		_, err := storecall.Take(ctx, s, req)
 		assert.ErrorIs(t, err, redisstore.ErrUnavailable)
 	}
 	assert.Equal(t, sent, hook.n.Load(), "an open breaker sends nothing")
 	assert.Equal(t, int64(10), s.Stats().FailedFast)
 
 	require.NoError(t, srv.Restart())
-	_, err = s.Take(ctx, req)
+	_, err = storecall.Take(ctx, s, req)
 	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the back-off has not passed")
 
 	// After the back-off, one trial call goes through and closes the
@@ -100,7 +101,7 @@ func TestBreaker(t *testing.T) {
 	// reopens the breaker, so move the clock on and try again.
 	require.Eventually(t, func() bool {
 		clock.Advance(time.Second)
-		_, err := s.Take(ctx, req)
+		_, err := storecall.Take(ctx, s, req)
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.False(t, s.Stats().BreakerOpen)
@@ -108,11 +109,11 @@ func TestBreaker(t *testing.T) {
 	// The restarted Redis starts empty: the caller has 3 again.
 	req.Scope = "breaker-after"
 	for range 3 {
-		res, err := s.Take(ctx, req)
+		res, err := storecall.Take(ctx, s, req)
 		require.NoError(t, err)
 		assert.True(t, res.Allowed)
 	}
-	res, err := s.Take(ctx, req)
+	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	assert.False(t, res.Allowed, "counting resumed")
 
@@ -131,14 +132,14 @@ func TestTimeout(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client, Timeout: 50 * time.Millisecond})
-	req := core.Request{Scope: "timeout", Caller: anon("192.0.2.11"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
-	_, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "timeout", Caller: anon("192.0.2.11"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 
 	require.NoError(t, srv.Pause())
 	t.Cleanup(func() { _ = srv.Resume() })
 	start := time.Now()
-	_, err = s.Take(ctx, req)
+	_, err = storecall.Take(ctx, s, req)
 	took := time.Since(start)
 	t.Logf("a call to a hung Redis with a 50ms timeout took %s", took)
 	require.Error(t, err)
@@ -158,7 +159,7 @@ func TestCallerCancels(t *testing.T) {
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), BreakerFailures: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Take(ctx, core.Request{Scope: "cancel", Caller: anon("192.0.2.12"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start})
+	_, err := storecall.Take(ctx, s, storecall.Request{Scope: "cancel", Caller: anon("192.0.2.12"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, s.Stats().Failures)
 	assert.False(t, s.Stats().BreakerOpen)
@@ -174,12 +175,12 @@ func TestOverLimitCache(t *testing.T) {
 	hook := &counter{}
 	client.AddHook(hook)
 	s := newStore(t, redisstore.Config{Client: client})
-	req := core.Request{Scope: "flood", Caller: core.UserCaller("mallory"), Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 5, Now: storetest.Start}
-	res, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "flood", Caller: core.UserCaller("mallory"), Limits: []core.Rate{core.PerMinute(5), core.PerDay(100)}, Cost: 5, Now: storetest.Start}
+	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.True(t, res.Allowed)
 	req.Cost = 3
-	res, err = s.Take(ctx, req)
+	res, err = storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.False(t, res.Allowed, "5 + 3 > 5")
 	wait := res.Limits[0].RetryAfter
@@ -192,7 +193,7 @@ func TestOverLimitCache(t *testing.T) {
 			for i := range 500 {
 				r := req
 				r.Now = req.Now.Add(time.Duration(i) * 119 * time.Millisecond) // up to 59.4s
-				got, err := s.Take(ctx, r)
+				got, err := storecall.Take(ctx, s, r)
 				if !assert.NoError(t, err) || !assert.False(t, got.Allowed) {
 					return
 				}
@@ -210,14 +211,14 @@ func TestOverLimitCache(t *testing.T) {
 
 	other := req
 	other.Cost = 2
-	res, err = s.Take(ctx, other)
+	res, err = storecall.Take(ctx, s, other)
 	require.NoError(t, err)
 	assert.False(t, res.Allowed)
 	assert.Equal(t, sent+1, hook.n.Load(), "a request of another cost asks Redis")
 
 	later := req
 	later.Now = req.Now.Add(wait)
-	res, err = s.Take(ctx, later)
+	res, err = storecall.Take(ctx, s, later)
 	require.NoError(t, err)
 	assert.Equal(t, sent+2, hook.n.Load(), "once a request of cost 1 fits, Redis is asked again")
 	assert.True(t, res.Allowed, "the burst has left the minute window")
@@ -229,11 +230,11 @@ func TestOverLimitCacheBounded(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: 32})
 	for i := range 200 {
-		req := core.Request{Scope: "bounded", Caller: core.UserCaller(string(rune('a' + i))), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
-		res, err := s.Take(ctx, req)
+		req := storecall.Request{Scope: "bounded", Caller: core.UserCaller(string(rune('a' + i))), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
+		res, err := storecall.Take(ctx, s, req)
 		require.NoError(t, err)
 		require.True(t, res.Allowed)
-		res, err = s.Take(ctx, req)
+		res, err = storecall.Take(ctx, s, req)
 		require.NoError(t, err)
 		require.False(t, res.Allowed)
 	}
@@ -251,8 +252,8 @@ func TestRedisFull(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client})
-	req := core.Request{Scope: "full", Caller: anon("192.0.2.13"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
-	_, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "full", Caller: anon("192.0.2.13"), Limits: []core.Rate{core.PerMinute(3)}, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 
 	require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
@@ -261,7 +262,7 @@ func TestRedisFull(t *testing.T) {
 	for i := range 10 {
 		r := req
 		r.Caller = anon(fmt.Sprintf("192.0.2.%d", 100+i))
-		res, err := s.Take(ctx, r)
+		res, err := storecall.Take(ctx, s, r)
 		if err != nil {
 			errs++
 		}
@@ -285,8 +286,8 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 	client := newClient(t, server.Addr)
 	prefix := fmt.Sprintf("ratescope-wrongtype-%d:", time.Now().UnixNano()) // -count runs apart
 	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix, MaxBatch: 2, BreakerFailures: 1_000_000, CacheSize: -1})
-	bad := core.Request{Scope: "wrongtype", Caller: core.UserCaller("wes"), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
-	_, err := s.Take(ctx, bad)
+	bad := storecall.Request{Scope: "wrongtype", Caller: core.UserCaller("wes"), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, s, bad)
 	require.NoError(t, err)
 	keys := scanKeys(t, client, prefix)
 	require.Len(t, keys, 1)
@@ -302,7 +303,7 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 			if i%2 == 1 {
 				req.Caller = core.UserCaller(fmt.Sprintf("good-%d", i))
 			}
-			_, err := s.Take(ctx, req)
+			_, err := storecall.Take(ctx, s, req)
 			switch {
 			case i%2 == 0:
 				badErrs.Store(i, err)

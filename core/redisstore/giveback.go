@@ -12,11 +12,11 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// GiveBack implements [core.GiveBackStore] with one EVALSHA command, sent as
+// GiveBack implements [core.Counter] with one EVALSHA command, sent as
 // Take's are (batched, through the same circuit breaker and Timeout), so
 // that it fails in the same ways: [ErrUnavailable] while the breaker of the
 // caller's node is open, a wrapped Redis or context error otherwise; the
-// units then stay counted. The script takes req.Cost units out of the
+// units then stay counted. The script takes cost units out of the
 // counter of each window's bucket of time at (the [core.Result.At] of the
 // Take that allowed the request: the time the take script counted it at,
 // on the server's clock unless Config.RequestClock), never below zero. A
@@ -29,29 +29,28 @@ import (
 // not remembered after it; a denial another process's cache remembers
 // lasts until it ends (at most until a request of cost 1 would have fit
 // without the give-back: the strict side).
-func (s *Store) GiveBack(ctx context.Context, req core.Request, at int64) error {
-	if err := checkRequest(&req); err != nil {
-		return err
+func (c *counter) GiveBack(ctx context.Context, key core.Key, cost int64, at int64) error {
+	if cost < 1 || at <= 0 {
+		return nil // nothing to give, or no Take of this store allowed it
 	}
-	if at <= 0 {
-		return nil // no Take of this store allowed it
-	}
+	s := c.s
+	req := &request{head: c.head, tail: c.tail, key: key, limits: c.limits, cost: cost}
 	var buf [128]byte
-	key := string(appendKey(buf[:0], s.prefix, &req))
+	rkey := string(appendKey(buf[:0], req))
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("redisstore: give back: %w", err)
 	}
-	nd := s.nodes.forKey(ctx, key)
+	nd := s.nodes.forKey(ctx, rkey)
 	if err := s.admit(nd); err != nil {
 		return err
 	}
 	var out [1]int64
-	_, err := s.run(ctx, nd, newGiveBackCall(key, at, &req), out[:])
+	_, err := s.run(ctx, nd, newGiveBackCall(rkey, at, req), out[:])
 	if s.cache != nil {
 		// After the script, whatever its answer (it may have run): see
 		// denials.forget.
-		ck := cacheKey{key: key}
-		for i, r := range req.Limits {
+		ck := cacheKey{key: rkey}
+		for i, r := range req.limits {
 			ck.limits[i] = r.Limit
 		}
 		s.cache.forget(&ck)
@@ -63,13 +62,13 @@ func (s *Store) GiveBack(ctx context.Context, req core.Request, at int64) error 
 }
 
 // newGiveBackCall returns a call from callPool for giveBackScript on key.
-func newGiveBackCall(key string, at int64, req *core.Request) *call {
+func newGiveBackCall(key string, at int64, req *request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.lua = key, giveBackLua
 	b := c.packed[:0]
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(at)))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))
-	for _, r := range req.Limits {
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.cost)))
+	for _, r := range req.limits {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Period/time.Microsecond)))
 	}
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &giveBackSHA, "1", &c.key
@@ -177,5 +176,3 @@ return {freed}
 
 // giveBackSHA is giveBackScript's SHA-1, read once.
 var giveBackSHA = giveBackScript.Hash()
-
-var _ core.GiveBackStore = (*Store)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // On the server's clock (the default), Result.At is the time of Redis's
@@ -44,8 +45,8 @@ func TestGiveBackOnTheServerClock(t *testing.T) {
 				wg.Go(func() {
 					<-start
 					for range rounds {
-						req := core.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()}
-						res, err := s.Take(context.Background(), req)
+						req := storecall.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()}
+						res, err := storecall.Take(context.Background(), s, req)
 						if !assert.NoError(t, err) || !res.Allowed {
 							continue
 						}
@@ -54,14 +55,14 @@ func TestGiveBackOnTheServerClock(t *testing.T) {
 							kept.Add(1)
 							continue
 						}
-						assert.NoError(t, s.GiveBack(context.Background(), req, res.At))
+						assert.NoError(t, storecall.GiveBack(context.Background(), s, req, res.At))
 					}
 				})
 			}
 			close(start)
 			wg.Wait()
 			require.LessOrEqual(t, kept.Load(), int64(limit))
-			res, err := s.Take(context.Background(), core.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()})
+			res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: "login", Caller: who, Limits: limits, Cost: 1, Now: time.Now()})
 			require.NoError(t, err)
 			if kept.Load() == limit {
 				assert.False(t, res.Allowed)
@@ -80,21 +81,21 @@ func TestGiveBackForgetsTheCachedRefusal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
-	req := core.Request{Scope: "login", Caller: anon("192.0.2.78"), Limits: []core.Rate{core.PerMinute(2)}, Cost: 1, Now: storetest.Start}
-	first, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "login", Caller: anon("192.0.2.78"), Limits: []core.Rate{core.PerMinute(2)}, Cost: 1, Now: storetest.Start}
+	first, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.True(t, first.Allowed)
-	second, err := s.Take(ctx, req)
+	second, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.True(t, second.Allowed)
 	for range 2 {
-		res, err := s.Take(ctx, req)
+		res, err := storecall.Take(ctx, s, req)
 		require.NoError(t, err)
 		require.False(t, res.Allowed)
 	}
 	require.Positive(t, s.Stats().CacheHits, "the second refusal came from the cache")
-	require.NoError(t, s.GiveBack(ctx, req, first.At))
-	res, err := s.Take(ctx, req)
+	require.NoError(t, storecall.GiveBack(ctx, s, req, first.At))
+	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	assert.True(t, res.Allowed, "the refusal the cache remembered is forgotten")
 }

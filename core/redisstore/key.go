@@ -6,33 +6,59 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/storekey"
 )
+
+// A request is one decision, give-back or reset asked of the store
+// through a counter.
+type request struct {
+	head   string // the key up to its hash tag: PREFIX SCOPE ":{"
+	tail   string // the key after its hash tag: "}:" PERIODS
+	key    core.Key
+	limits []core.Rate
+	cost   int64
+	now    time.Time
+}
 
 // appendKey appends the key of req's counts:
 //
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
-// where ID is "a" and the 32 hex digits of storekey.Addr16 for an anonymous
-// caller, or "u" and the escaped storekey.User of the user id for a
-// signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
-// lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
-// escaped so that neither holds a brace: the first "{" of the key is the one
-// before ID, so the hash tag is exactly ID.
-func appendKey(b []byte, prefix string, req *core.Request) []byte {
-	b = append(b, prefix...)
-	b = appendEscaped(b, req.Scope)
-	b = append(b, ":{"...)
-	if req.Caller.Kind() == core.User {
+// where ID is "a" and the 32 hex digits of the network's address for an
+// anonymous caller ("a-" for one whose address is unknown, which no hex
+// digits meet), or "u" and the escaped id of a signed-in one (as the Key
+// counts it), and PERIODS lists the limits' periods in order
+// ("60s,86400s"). SCOPE and ID are escaped so that neither holds a brace:
+// the first "{" of the key is the one before ID, so the hash tag is
+// exactly ID.
+func appendKey(b []byte, req *request) []byte {
+	b = append(b, req.head...)
+	b = appendID(b, req.key)
+	return append(b, req.tail...)
+}
+
+// appendID appends the hash tag of key.
+func appendID(b []byte, key core.Key) []byte {
+	if id, ok := key.User(); ok {
 		b = append(b, 'u')
-		b = appendEscaped(b, storekey.User(req.Caller.User()))
-	} else {
-		k := storekey.Addr16(req.Caller)
-		b = append(b, 'a')
-		b = hex.AppendEncode(b, k[:])
+		return appendEscaped(b, id)
 	}
-	b = append(b, "}:"...)
-	for i, r := range req.Limits {
+	a, ok := key.Addr()
+	if !ok {
+		return append(b, "a-"...)
+	}
+	b = append(b, 'a')
+	return hex.AppendEncode(b, a[:])
+}
+
+// keyParts returns the head and tail of the keys of scope's counts over
+// the periods of limits (see appendKey).
+func keyParts(prefix, scope string, limits []core.Rate) (head, tail string) {
+	b := append([]byte(prefix), nil...)
+	b = appendEscaped(b, scope)
+	b = append(b, ":{"...)
+	head = string(b)
+	b = append(b[:0], "}:"...)
+	for i, r := range limits {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -44,7 +70,7 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 			b = append(b, "us"...)
 		}
 	}
-	return b
+	return head, string(b)
 }
 
 // appendEscaped appends s with '%', '{' and '}' written as %25, %7B and %7D.

@@ -12,6 +12,7 @@ import (
 	"github.com/ratescope/ratescope/core/internal/storekey"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestLongUserIDs counts user ids of up to 1 MiB: each key stays small (a
@@ -35,12 +36,12 @@ func TestLongUserIDs(t *testing.T) {
 	}
 	limits := []core.Rate{core.PerMinute(1)}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.True(t, res.Allowed, "first request of an id of %d bytes: a count of its own", len(id))
 	}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: "long", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "second request of an id of %d bytes is counted", len(id))
 	}

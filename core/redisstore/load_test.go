@@ -23,6 +23,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // The tests of this file try the store as an attacker would load it: bursts
@@ -77,16 +78,21 @@ func (o *outcome) String() string {
 }
 
 // all sends reqs at once, one goroutine each, and counts the outcomes.
-func all(s core.Store, reqs func(i int) core.Request, n int) *outcome {
+func all(s core.Store, reqs func(i int) storecall.Request, n int) *outcome {
 	var o outcome
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
 			req := reqs(i)
+			c, err := storecall.Bind(s, req)
+			if err != nil {
+				o.add(core.Result{}, err, 0)
+				return
+			}
 			<-start
 			t := time.Now()
-			res, err := s.Take(context.Background(), req)
+			res, err := c.Take(context.Background(), req.Caller.Key(), req.Cost, req.Now)
 			o.add(res, err, time.Since(t))
 		})
 	}
@@ -98,15 +104,21 @@ func all(s core.Store, reqs func(i int) core.Request, n int) *outcome {
 // clients runs n clients, each sending decisions one after the other for d,
 // pausing pace between two (a client that gets answers at once must not
 // take both cores from the others), and counts the outcomes.
-func clients(s core.Store, n int, d, pace time.Duration, req func(client, i int) core.Request) *outcome {
+func clients(s core.Store, n int, d, pace time.Duration, req func(client, i int) storecall.Request) *outcome {
 	var o outcome
 	var wg sync.WaitGroup
 	stop := time.Now().Add(d)
 	for c := range n {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(stop); i++ {
+				r := req(c, i)
+				counter, err := storecall.Bind(s, r)
+				if err != nil {
+					o.add(core.Result{}, err, 0)
+					return
+				}
 				t := time.Now()
-				res, err := s.Take(context.Background(), req(c, i))
+				res, err := counter.Take(context.Background(), r.Caller.Key(), r.Cost, r.Now)
 				o.add(res, err, time.Since(t))
 				if pace > 0 {
 					time.Sleep(pace) // pacing a client, not waiting for a window
@@ -199,8 +211,8 @@ func TestBurstOneCaller(t *testing.T) {
 			client := withLatency(tc.client(t), latency{burstLatency})
 			s := loadStore(t, redisstore.Config{Client: client, CacheSize: -1, Timeout: burstTimeout})
 			warmUp(t, s)
-			req := core.Request{Scope: "burst-one", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
-			o := all(s, func(int) core.Request { return req }, 10000)
+			req := storecall.Request{Scope: "burst-one", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+			o := all(s, func(int) storecall.Request { return req }, 10000)
 			t.Logf("one caller at 100/min, 10,000 at once, %s: %s; %+v", tc.name, o, s.Stats())
 			assert.Equal(t, int64(100), o.allowed.Load(), "exactly the limit is allowed")
 			assert.Zero(t, o.failed.Load(), "none fails open")
@@ -221,8 +233,8 @@ func TestBurstDistinctCallers(t *testing.T) {
 			client := withLatency(tc.client(t), latency{burstLatency})
 			s := loadStore(t, redisstore.Config{Client: client, Timeout: burstTimeout, MaxBatch: 16})
 			warmUp(t, s)
-			o := all(s, func(i int) core.Request {
-				return core.Request{Scope: "burst-many", Caller: ipv4(i), Limits: []core.Rate{core.PerMinute(60), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
+			o := all(s, func(i int) storecall.Request {
+				return storecall.Request{Scope: "burst-many", Caller: ipv4(i), Limits: []core.Rate{core.PerMinute(60), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
 			}, 5000)
 			t.Logf("5,000 callers at once, %s: %s", tc.name, o)
 			assert.Equal(t, int64(5000), o.allowed.Load(), "every caller allowed and counted")
@@ -249,8 +261,8 @@ func TestSlowProcess(t *testing.T) {
 	stop := spin(30)
 	defer stop()
 
-	req := core.Request{Scope: "slow", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
-	o := all(s, func(int) core.Request { return req }, 300)
+	req := storecall.Request{Scope: "slow", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+	o := all(s, func(int) storecall.Request { return req }, 300)
 	t.Logf("one caller at 100/min, 300 at once, 30 goroutines burning the only CPU: %s; %+v", o, s.Stats())
 	assert.Equal(t, int64(100), o.allowed.Load(), "exactly the limit is allowed")
 	assert.Zero(t, o.failed.Load(), "none fails open")
@@ -258,7 +270,7 @@ func TestSlowProcess(t *testing.T) {
 
 	require.NoError(t, srv.Pause())
 	t.Cleanup(func() { _ = srv.Resume() })
-	o = all(s, func(int) core.Request { return req }, 64)
+	o = all(s, func(int) storecall.Request { return req }, 64)
 	t.Logf("the same with Redis paused: %s", o)
 	assert.Equal(t, int64(64), o.failed.Load(), "a paused Redis is given up: nothing refused, nothing counted")
 	// The store waits while the process lags, four times its lag at
@@ -275,8 +287,8 @@ func steadyLoad(t *testing.T, client redis.UniversalClient, d, timeout time.Dura
 	s := loadStore(t, redisstore.Config{Client: client, Timeout: timeout})
 	warmUp(t, s)
 	start := time.Now()
-	o := clients(s, 50, d, 0, func(c, i int) core.Request {
-		return core.Request{Scope: "steady", Caller: ipv4(c), Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}, Cost: 1, Now: storetest.Start}
+	o := clients(s, 50, d, 0, func(c, i int) storecall.Request {
+		return storecall.Request{Scope: "steady", Caller: ipv4(c), Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}, {Limit: core.MaxLimit, Period: 24 * time.Hour}}, Cost: 1, Now: storetest.Start}
 	})
 	el := time.Since(start)
 	t.Logf("50 clients for %s: %s, %.0f decisions/s; %+v", d, o, float64(o.total())/el.Seconds(), s.Stats())
@@ -292,14 +304,14 @@ func warmUp(t testing.TB, s *redisstore.Store) {
 	// the script missing) may take longer than a test's Timeout on a busy
 	// machine, and that is the set-up, not what the tests measure.
 	for i := range 20 {
-		_, err := s.Take(context.Background(), core.Request{Scope: "warm-up", Caller: ipv4(1_000_000 + i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start})
+		_, err := storecall.Take(context.Background(), s, storecall.Request{Scope: "warm-up", Caller: ipv4(1_000_000 + i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start})
 		if err == nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // let the breaker's back-off or the dial finish
 	}
-	o := all(s, func(i int) core.Request {
-		return core.Request{Scope: "warm-up", Caller: ipv4(i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	o := all(s, func(i int) storecall.Request {
+		return storecall.Request{Scope: "warm-up", Caller: ipv4(i), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 	}, 200)
 	require.Zero(t, o.failed.Load(), "warm-up: %s", o)
 }
@@ -317,8 +329,8 @@ func TestBackpressure(t *testing.T) {
 	// queue's bound, not about a cold start.
 	warmUp(t, s)
 	waited := s.Stats().Waited
-	req := core.Request{Scope: "backpressure", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
-	o := all(s, func(int) core.Request { return req }, 2000)
+	req := storecall.Request{Scope: "backpressure", Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+	o := all(s, func(int) storecall.Request { return req }, 2000)
 	st := s.Stats()
 	t.Logf("2,000 at once through a queue of 8: %s; %d waited for room", o, st.Waited)
 	assert.Equal(t, int64(100), o.allowed.Load())
@@ -342,8 +354,8 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			t.Cleanup(func() { _ = client.Close() })
 			const timeout = 100 * time.Millisecond
 			s := newStore(t, redisstore.Config{Client: client, Timeout: timeout, MaxBatch: maxBatch, BreakerBackoff: 200 * time.Millisecond})
-			req := core.Request{Scope: "paused", Caller: core.UserCaller("pat"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
-			_, err := s.Take(context.Background(), req)
+			req := storecall.Request{Scope: "paused", Caller: core.UserCaller("pat"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+			_, err := storecall.Take(context.Background(), s, req)
 			require.NoError(t, err)
 
 			require.NoError(t, srv.Pause())
@@ -353,7 +365,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 					_ = srv.Resume()
 				}
 			})
-			o := all(s, func(int) core.Request { return req }, 64)
+			o := all(s, func(int) storecall.Request { return req }, 64)
 			t.Logf("64 at once against a paused Redis, Timeout %s: %s", timeout, o)
 			assert.Equal(t, int64(64), o.failed.Load(), "nothing is refused, nothing counted")
 			// The store gave up by itself, not at the client's read
@@ -368,7 +380,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			var took time.Duration
 			for range 10 {
 				start := time.Now()
-				_, err = s.Take(context.Background(), req)
+				_, err = storecall.Take(context.Background(), s, req)
 				took = max(took, time.Since(start))
 				if errors.Is(err, redisstore.ErrUnavailable) {
 					break
@@ -377,7 +389,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the breaker opened")
 			start := time.Now()
 			for range 1000 {
-				_, err = s.Take(context.Background(), req)
+				_, err = storecall.Take(context.Background(), s, req)
 				require.ErrorIs(t, err, redisstore.ErrUnavailable)
 			}
 			perCall := time.Since(start) / 1000
@@ -388,7 +400,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			resumed = true
 			back := time.Now()
 			require.Eventually(t, func() bool {
-				_, err := s.Take(context.Background(), req)
+				_, err := storecall.Take(context.Background(), s, req)
 				return err == nil
 			}, 3*time.Second, 5*time.Millisecond)
 			t.Logf("counting resumed %s after Redis did", time.Since(back).Round(time.Millisecond))
@@ -465,8 +477,8 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 		ids[i] = fmt.Sprintf("user-%d", i)
 		on[masterOf(t, client, ids[i])]++
 	}
-	req := func(c, _ int) core.Request {
-		return core.Request{Scope: "master-down", Caller: core.UserCaller(ids[c]), Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}}, Cost: 1, Now: storetest.Start}
+	req := func(c, _ int) storecall.Request {
+		return storecall.Request{Scope: "master-down", Caller: core.UserCaller(ids[c]), Limits: []core.Rate{{Limit: core.MaxLimit, Period: time.Minute}}, Cost: 1, Now: storetest.Start}
 	}
 	before := clients(s, users, 200*time.Millisecond, 0, req)
 	require.Zero(t, before.failed.Load(), "all masters up: %s", before)
@@ -496,7 +508,7 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 		wg.Go(func() {
 			for i := 0; time.Now().Before(stop); i++ {
 				t0 := time.Now()
-				res, err := s.Take(context.Background(), req(c, i))
+				res, err := storecall.Take(context.Background(), s, req(c, i))
 				took := time.Since(t0)
 				out.add(res, err, took)
 				if at := opened.Load(); at != 0 && t0.UnixNano() > at && errors.Is(err, redisstore.ErrUnavailable) {
@@ -541,8 +553,8 @@ func TestBreakerRecoversUnderLoad(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client, Timeout: 50 * time.Millisecond, MaxBatch: 2, MaxQueue: 2, BreakerFailures: 1, BreakerBackoff: 10 * time.Millisecond})
-	req := func(c, _ int) core.Request {
-		return core.Request{Scope: "recover", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	req := func(c, _ int) storecall.Request {
+		return storecall.Request{Scope: "recover", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
 	}
 	warmUp(t, s)
 	require.NoError(t, srv.Pause())
@@ -553,7 +565,7 @@ func TestBreakerRecoversUnderLoad(t *testing.T) {
 		}
 	})
 	for range 3 {
-		o := all(s, func(i int) core.Request { return req(i, 0) }, 300)
+		o := all(s, func(i int) storecall.Request { return req(i, 0) }, 300)
 		require.Equal(t, int64(300), o.failed.Load(), "Redis is paused")
 	}
 	require.NoError(t, srv.Resume())

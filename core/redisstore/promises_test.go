@@ -16,6 +16,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestSameAnswersAsMemstore sends one random schedule to memstore and to
@@ -46,15 +47,15 @@ func TestSameAnswersAsMemstore(t *testing.T) {
 			t.Cleanup(func() { ms.Close() })
 			rng := rand.New(rand.NewPCG(11, 12))
 			limits := []core.Rate{{Limit: 7, Period: 10 * time.Second}, core.PerMinute(20), {Limit: 100_000, Period: time.Hour}}
-			req := core.Request{Scope: "same", Caller: core.UserCaller("carol"), Limits: limits, Now: storetest.Start.Add(1234567 * time.Microsecond)}
+			req := storecall.Request{Scope: "same", Caller: core.UserCaller("carol"), Limits: limits, Now: storetest.Start.Add(1234567 * time.Microsecond)}
 			ctx := context.Background()
 			denied, cached := 0, rs.Stats().CacheHits
 			for i := range 2000 {
 				req.Now = req.Now.Add(randomStep(rng))
 				req.Cost = int64(1 + rng.IntN(4))
-				want, err := ms.Take(ctx, req)
+				want, err := storecall.Take(ctx, ms, req)
 				require.NoError(t, err)
-				got, err := rs.Take(ctx, req)
+				got, err := storecall.Take(ctx, rs, req)
 				require.NoError(t, err)
 				require.Equal(t, want.Allowed, got.Allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
 				if !got.Allowed {
@@ -124,13 +125,13 @@ func TestRollingDeployFromV010(t *testing.T) {
 			t.Cleanup(func() { ms.Close() })
 			rng := rand.New(rand.NewPCG(21, 22))
 			limits := []core.Rate{{Limit: 7, Period: 10 * time.Second}, core.PerMinute(20), {Limit: 100_000, Period: time.Hour}}
-			req := core.Request{Scope: "rolling", Caller: core.UserCaller("dora"), Limits: limits, Now: storetest.Start.Add(7654321 * time.Microsecond)}
+			req := storecall.Request{Scope: "rolling", Caller: core.UserCaller("dora"), Limits: limits, Now: storetest.Start.Add(7654321 * time.Microsecond)}
 			ctx := context.Background()
 			denied, byOld := 0, 0
 			for i := range 1500 {
 				req.Now = req.Now.Add(randomStep(rng))
 				req.Cost = int64(1 + rng.IntN(4))
-				want, err := ms.Take(ctx, req)
+				want, err := storecall.Take(ctx, ms, req)
 				require.NoError(t, err)
 				var got core.Result
 				if rng.IntN(2) == 0 {
@@ -141,7 +142,7 @@ func TestRollingDeployFromV010(t *testing.T) {
 					require.Contains(t, []int{2 + len(limits), 2 + 3*len(limits)}, len(out), "v0.1.0's answer %v", out)
 					got = redisstore.TakeResult(out, limits)
 				} else {
-					got, err = rs.Take(ctx, req)
+					got, err = storecall.Take(ctx, rs, req)
 					require.NoError(t, err)
 				}
 				require.Equal(t, want.Allowed, got.Allowed, "request %d of cost %d at %s", i, req.Cost, req.Now.Sub(storetest.Start))
@@ -169,15 +170,15 @@ func TestServerClock(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newServerClockStore(t, redisstore.Config{Client: tc.client(t)})
-			req := core.Request{Scope: "server-clock", Caller: anon("192.0.2.50"), Limits: []core.Rate{core.PerMinute(3), core.PerDay(100)}, Cost: 1, Now: time.Now()}
+			req := storecall.Request{Scope: "server-clock", Caller: anon("192.0.2.50"), Limits: []core.Rate{core.PerMinute(3), core.PerDay(100)}, Cost: 1, Now: time.Now()}
 			start := time.Now()
 			for range 3 {
-				res, err := s.Take(ctx, req)
+				res, err := storecall.Take(ctx, s, req)
 				require.NoError(t, err)
 				require.True(t, res.Allowed)
 			}
 			elapsed := time.Since(start)
-			res, err := s.Take(ctx, req)
+			res, err := storecall.Take(ctx, s, req)
 			require.NoError(t, err)
 			require.False(t, res.Allowed)
 			wait := res.Limits[0].RetryAfter
@@ -190,7 +191,7 @@ func TestServerClock(t *testing.T) {
 			for _, skew := range []time.Duration{time.Hour, -24 * time.Hour} {
 				r := req
 				r.Now = time.Now().Add(skew)
-				res, err := s.Take(ctx, r)
+				res, err := storecall.Take(ctx, s, r)
 				require.NoError(t, err)
 				assert.False(t, res.Allowed, "a client clock %s off frees nothing", skew)
 				assert.LessOrEqual(t, res.Limits[0].RetryAfter, wait, "and locks nothing longer")
@@ -208,15 +209,15 @@ func TestCacheFailsOpenWithTheBreaker(t *testing.T) {
 	client, _ := failureClient(t, srv)
 	clock := storetest.NewClock(time.Now())
 	s := newStore(t, redisstore.Config{Client: client, BreakerFailures: 1, Timeout: 200 * time.Millisecond, Now: clock.Now})
-	req := core.Request{Scope: "open", Caller: anon("192.0.2.51"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
-	res, err := s.Take(ctx, req)
+	req := storecall.Request{Scope: "open", Caller: anon("192.0.2.51"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: storetest.Start}
+	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.True(t, res.Allowed)
-	res, err = s.Take(ctx, req)
+	res, err = storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.False(t, res.Allowed)
 	require.Equal(t, 1, s.Stats().Cached)
-	res, err = s.Take(ctx, req)
+	res, err = storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	require.False(t, res.Allowed, "answered from the cache")
 	require.Equal(t, int64(1), s.Stats().CacheHits)
@@ -224,11 +225,11 @@ func TestCacheFailsOpenWithTheBreaker(t *testing.T) {
 	require.NoError(t, srv.Stop())
 	other := req
 	other.Caller = anon("192.0.2.52")
-	_, err = s.Take(ctx, other)
+	_, err = storecall.Take(ctx, s, other)
 	require.Error(t, err, "Redis is down")
 	require.True(t, s.Stats().BreakerOpen)
 	for range 5 {
-		_, err := s.Take(ctx, req)
+		_, err := storecall.Take(ctx, s, req)
 		assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the cache refuses no one while the breaker is open")
 	}
 	assert.Equal(t, int64(1), s.Stats().CacheHits)

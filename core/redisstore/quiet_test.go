@@ -17,6 +17,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // The tests of this file (build tag !race) measure Redis's own timing
@@ -36,14 +37,14 @@ func TestQuietProcessGivesUp(t *testing.T) {
 	client, _ := failureClient(t, srv)
 	s := loadStore(t, redisstore.Config{Client: client, BreakerFailures: 1000})
 	warmUp(t, s)
-	req := core.Request{Scope: "quiet", Caller: core.UserCaller("quinn"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
+	req := storecall.Request{Scope: "quiet", Caller: core.UserCaller("quinn"), Limits: []core.Rate{core.PerMinute(1000)}, Cost: 1, Now: storetest.Start}
 
 	require.NoError(t, srv.Pause())
 	t.Cleanup(func() { _ = srv.Resume() })
 	start := time.Now()
-	_, err := s.Take(context.Background(), req)
+	_, err := storecall.Take(context.Background(), s, req)
 	took := time.Since(start)
-	o := all(s, func(int) core.Request { return req }, 64)
+	o := all(s, func(int) storecall.Request { return req }, 64)
 	t.Logf("Redis paused, Timeout 50ms: one decision alone gave up after %s; 64 at once: %s", took, o)
 	require.Error(t, err)
 	assert.True(t, isTimeout(err), "a timeout: %v", err)
@@ -78,8 +79,8 @@ func TestHiccups(t *testing.T) {
 	client, _ := failureClient(t, srv)
 	s := loadStore(t, redisstore.Config{Client: client})
 	warmUp(t, s)
-	req := func(c, _ int) core.Request {
-		return core.Request{Scope: "hiccup", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	req := func(c, _ int) storecall.Request {
+		return storecall.Request{Scope: "hiccup", Caller: ipv4(c), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
 	}
 	const pause, run = 150 * time.Millisecond, 600 * time.Millisecond
 	for i := range 3 {
@@ -114,7 +115,7 @@ func TestHiccups(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // the breaker's back-off
 		// The first decision after the back-off is the breaker's trial.
 		require.Eventually(t, func() bool {
-			_, err := s.Take(context.Background(), req(0, 0))
+			_, err := storecall.Take(context.Background(), s, req(0, 0))
 			return err == nil
 		}, time.Second, time.Millisecond, "the trial call closes the breaker")
 		after := clients(s, 50, 300*time.Millisecond, 0, req)
@@ -155,8 +156,8 @@ func TestRedisSlow(t *testing.T) {
 			time.Sleep(5 * time.Millisecond) // a slow server, not a stopped one
 		}
 	})
-	o := clients(s, 20, time.Second, 0, func(c, i int) core.Request {
-		return core.Request{Scope: "slow", Caller: anon(fmt.Sprintf("192.0.2.%d", c)), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
+	o := clients(s, 20, time.Second, 0, func(c, i int) storecall.Request {
+		return storecall.Request{Scope: "slow", Caller: anon(fmt.Sprintf("192.0.2.%d", c)), Limits: []core.Rate{core.PerMinute(core.MaxLimit)}, Cost: 1, Now: storetest.Start}
 	})
 	close(stop)
 	wg.Wait()
@@ -167,7 +168,7 @@ func TestRedisSlow(t *testing.T) {
 	wg.Go(func() { _ = sleeper.Do(ctx, "debug", "sleep", "11").Err() })
 	time.Sleep(50 * time.Millisecond) // let the sleep start: not a window
 	start := time.Now()
-	_, err := s.Take(ctx, core.Request{Scope: "slow", Caller: anon("192.0.2.200"), Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: storetest.Start})
+	_, err := storecall.Take(ctx, s, storecall.Request{Scope: "slow", Caller: anon("192.0.2.200"), Limits: []core.Rate{core.PerMinute(10)}, Cost: 1, Now: storetest.Start})
 	took := time.Since(start)
 	t.Logf("during an 11s sleep, a decision failed open after %s", took)
 	// About Timeout on an idle process; a slowed process waits on while it

@@ -19,6 +19,7 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // quiet discards the stores' logs in tests.
@@ -194,17 +195,32 @@ func newPaired(t *testing.T, cfg redisstore.Config) *paired {
 	return p
 }
 
-// Take implements core.Store.
-func (p *paired) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	companion := req
-	companion.Scope = "companion-" + req.Scope
-	companion.Limits = []core.Rate{core.PerMinute(core.MaxLimit)}
-	companion.Cost = 1
+// Bind implements core.Store.
+func (p *paired) Bind(scope string, kind core.Kind, limits []core.Rate) (core.Counter, error) {
+	c, err := p.Store.Bind(scope, kind, limits)
+	if err != nil {
+		return nil, err
+	}
+	companion, err := p.Store.Bind("companion-"+scope, kind, []core.Rate{core.PerMinute(core.MaxLimit)})
+	if err != nil {
+		return nil, err
+	}
+	return &pairedCounter{Counter: c, companion: companion, p: p}, nil
+}
+
+// pairedCounter decides each request beside a companion's.
+type pairedCounter struct {
+	core.Counter
+	companion core.Counter
+	p         *paired
+}
+
+func (c *pairedCounter) Take(ctx context.Context, key core.Key, cost int64, now time.Time) (core.Result, error) {
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = p.Store.Take(ctx, companion) })
-	res, err := p.Store.Take(ctx, req)
+	wg.Go(func() { _, _ = c.companion.Take(ctx, key, 1, now) })
+	res, err := c.Counter.Take(ctx, key, cost, now)
 	wg.Wait()
-	p.pairs.Add(1)
+	c.p.pairs.Add(1)
 	return res, err
 }
 
@@ -221,14 +237,14 @@ func TestTwoProcesses(t *testing.T) {
 				newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix, MaxBatch: maxBatch}),
 				newStore(t, redisstore.Config{Client: newClient(t, server.Addr), Prefix: prefix, MaxBatch: maxBatch}),
 			}
-			req := core.Request{Scope: "two", Caller: anon("203.0.113.9"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
+			req := storecall.Request{Scope: "two", Caller: anon("203.0.113.9"), Limits: []core.Rate{core.PerMinute(limit), core.PerDay(1000)}, Cost: 1, Now: storetest.Start}
 			var allowed atomic.Int64
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for i := range requests {
 				wg.Go(func() {
 					<-start
-					res, err := stores[i%2].Take(context.Background(), req)
+					res, err := storecall.Take(context.Background(), stores[i%2], req)
 					if assert.NoError(t, err) && res.Allowed {
 						allowed.Add(1)
 					}
@@ -264,7 +280,7 @@ func TestKeysExpire(t *testing.T) {
 			limits := []core.Rate{core.PerMinute(10), {Limit: 100, Period: time.Hour}}
 			callers := []core.Caller{anon("192.0.2.7"), core.UserCaller("bob"), core.UserCaller("{x}%")}
 			for _, who := range callers {
-				_, err := s.Take(ctx, core.Request{Scope: "exp", Caller: who, Limits: limits, Cost: 1, Now: storetest.Start.Add(7 * time.Minute)})
+				_, err := storecall.Take(ctx, s, storecall.Request{Scope: "exp", Caller: who, Limits: limits, Cost: 1, Now: storetest.Start.Add(7 * time.Minute)})
 				require.NoError(t, err)
 			}
 			// Every window is empty once the last admitted request is
@@ -305,7 +321,7 @@ func TestKeysKeepTTL(t *testing.T) {
 	var key string
 	ttl := func(at time.Time) time.Duration {
 		t.Helper()
-		_, err := s.Take(ctx, core.Request{Scope: "ttl", Caller: anon("192.0.2.9"), Limits: limits, Cost: 1, Now: at})
+		_, err := storecall.Take(ctx, s, storecall.Request{Scope: "ttl", Caller: anon("192.0.2.9"), Limits: limits, Cost: 1, Now: at})
 		require.NoError(t, err)
 		keys := scanKeys(t, client, prefix)
 		require.Len(t, keys, 1)
@@ -384,12 +400,12 @@ func TestHashTag(t *testing.T) {
 	limits := []core.Rate{core.PerMinute(1)}
 	for _, scope := range []string{"s1", "s2"} {
 		for _, id := range ids {
-			res, err := s.Take(ctx, core.Request{Scope: scope, Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
+			res, err := storecall.Take(ctx, s, storecall.Request{Scope: scope, Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 			require.NoError(t, err)
 			assert.True(t, res.Allowed, "first request of %q in %s", id, scope)
 		}
 	}
-	res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: anon("192.0.2.1"), Limits: limits, Cost: 1, Now: storetest.Start})
+	res, err := storecall.Take(ctx, s, storecall.Request{Scope: "s1", Caller: anon("192.0.2.1"), Limits: limits, Cost: 1, Now: storetest.Start})
 	require.NoError(t, err)
 	assert.True(t, res.Allowed, "an address shares no count with a user id")
 	keys := scanKeys(t, client, prefix)
@@ -402,7 +418,7 @@ func TestHashTag(t *testing.T) {
 		assert.Equal(t, -1, strings.IndexAny(k[end+1:], "{}"), "key %q: one tag", k)
 	}
 	for _, id := range ids {
-		res, err := s.Take(ctx, core.Request{Scope: "s1", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
+		res, err := storecall.Take(ctx, s, storecall.Request{Scope: "s1", Caller: core.UserCaller(id), Limits: limits, Cost: 1, Now: storetest.Start})
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "second request of %q is counted", id)
 	}
@@ -437,14 +453,14 @@ func TestBadRequest(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
-		req  core.Request
+		req  storecall.Request
 	}{
-		{name: "no limits", req: core.Request{Cost: 1}},
-		{name: "five limits", req: core.Request{Cost: 1, Limits: make([]core.Rate, 5)}},
-		{name: "cost 0", req: core.Request{Limits: []core.Rate{core.PerMinute(1)}}},
-		{name: "period 1ns", req: core.Request{Cost: 1, Limits: []core.Rate{{Limit: 1, Period: 1}}}},
+		{name: "no limits", req: storecall.Request{Cost: 1}},
+		{name: "five limits", req: storecall.Request{Cost: 1, Limits: make([]core.Rate, 5)}},
+		{name: "cost 0", req: storecall.Request{Limits: []core.Rate{core.PerMinute(1)}}},
+		{name: "period 1ns", req: storecall.Request{Cost: 1, Limits: []core.Rate{{Limit: 1, Period: 1}}}},
 	} {
-		_, err := s.Take(ctx, tc.req)
+		_, err := storecall.Take(ctx, s, tc.req)
 		assert.Error(t, err, tc.name)
 	}
 	assert.Zero(t, s.Stats().Calls, "nothing was sent")

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ratescope/ratescope/core"
 )
@@ -26,12 +27,10 @@ import (
 // The command is not sent through the circuit breaker or batched: a reset
 // is rare and its caller waits for its answer, within ctx. The error is
 // Redis's or ctx's, wrapped, or one for a request without limits.
-func (s *Store) Reset(ctx context.Context, req core.Request) error {
-	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
-		return errNoLimits
-	}
+func (c *counter) Reset(ctx context.Context, k core.Key, _ time.Time) error {
+	s := c.s
 	var buf [128]byte
-	key := string(appendKey(buf[:0], s.prefix, &req))
+	key := string(appendKey(buf[:0], &request{head: c.head, tail: c.tail, key: k}))
 	if err := s.client.Del(ctx, key).Err(); err != nil {
 		return fmt.Errorf("redisstore: reset: %w", err)
 	}
@@ -69,7 +68,4 @@ func (d *denials) forgetKey(key string) {
 	}
 }
 
-var (
-	_ core.ResetStore        = (*Store)(nil)
-	_ core.BalanceResetStore = (*Store)(nil)
-)
+var _ core.BalanceResetStore = (*Store)(nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestResetAndOtherProcessesCaches checks what the reference says of a
@@ -30,7 +31,7 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 			cached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix})
 			uncached := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix, CacheSize: -1})
 			bounded := newStore(t, redisstore.Config{Client: tc.client(t), Prefix: prefix, CacheMaxAge: time.Second})
-			req := core.Request{Scope: "reset", Caller: anon("192.0.2.80"), Limits: []core.Rate{core.PerMinute(2), core.PerDay(100)}, Cost: 1, Now: storetest.Start}
+			req := storecall.Request{Scope: "reset", Caller: anon("192.0.2.80"), Limits: []core.Rate{core.PerMinute(2), core.PerDay(100)}, Cost: 1, Now: storetest.Start}
 			take := func(s *redisstore.Store) bool {
 				t.Helper()
 				return takeAt(s, storetest.Start)
@@ -39,7 +40,7 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 				t.Helper()
 				r := req
 				r.Now = now
-				res, err := s.Take(ctx, r)
+				res, err := storecall.Take(ctx, s, r)
 				require.NoError(t, err)
 				return res.Allowed
 			}
@@ -51,7 +52,7 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 			require.False(t, take(bounded))
 			require.Equal(t, 1, bounded.Stats().Cached)
 
-			require.NoError(t, uncached.Reset(ctx, req))
+			require.NoError(t, storecall.Reset(ctx, uncached, req))
 			assert.True(t, take(uncached), "the process without a cache sees the reset at once")
 			hits := cached.Stats().CacheHits
 			assert.False(t, take(cached), "another process's cache still refuses")
@@ -60,9 +61,9 @@ func TestResetAndOtherProcessesCaches(t *testing.T) {
 			assert.Equal(t, int64(1), bounded.Stats().CacheHits)
 			assert.True(t, takeAt(bounded, storetest.Start.Add(time.Second)), "then Redis is asked, and has room")
 
-			require.NoError(t, cached.Reset(ctx, req))
+			require.NoError(t, storecall.Reset(ctx, cached, req))
 			assert.Zero(t, cached.Stats().Cached, "a reset forgets the process's own refusals of the key")
-			res, err := cached.Take(ctx, req)
+			res, err := storecall.Take(ctx, cached, req)
 			require.NoError(t, err)
 			require.True(t, res.Allowed)
 			assert.Equal(t, int64(1), res.Limits[0].Remaining, "the whole limit less this request")
@@ -76,11 +77,11 @@ func TestResetErrors(t *testing.T) {
 	t.Parallel()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	ctx := context.Background()
-	assert.Error(t, s.Reset(ctx, core.Request{Scope: "reset", Caller: anon("192.0.2.81")}), "no limits")
+	assert.Error(t, storecall.Reset(ctx, s, storecall.Request{Scope: "reset", Caller: anon("192.0.2.81")}), "no limits")
 	assert.Error(t, s.ResetBalance(ctx, core.BalanceRequest{Scope: "reset", Caller: anon("192.0.2.81")}), "no window")
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	err := s.Reset(canceled, core.Request{Scope: "reset", Caller: anon("192.0.2.81"), Limits: []core.Rate{core.PerMinute(1)}})
+	err := storecall.Reset(canceled, s, storecall.Request{Scope: "reset", Caller: anon("192.0.2.81"), Limits: []core.Rate{core.PerMinute(1)}})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.ErrorContains(t, err, "redisstore: reset:")
 

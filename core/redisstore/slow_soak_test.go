@@ -10,6 +10,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // TestSoakSlowProcess measures the curve of ADR 0041: a burst of 10,000
@@ -25,9 +26,9 @@ func TestSoakSlowProcess(t *testing.T) {
 			factor := slowdown(busy)
 			s := loadStore(t, redisstore.Config{Client: newClient(t, server.Addr), CacheSize: -1})
 			warmUp(t, s)
-			req := core.Request{Scope: fmt.Sprintf("slow-%d", busy), Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
+			req := storecall.Request{Scope: fmt.Sprintf("slow-%d", busy), Caller: core.UserCaller("hot"), Limits: []core.Rate{core.PerMinute(100)}, Cost: 1, Now: storetest.Start}
 			stop := spin(busy)
-			o := all(s, func(int) core.Request { return req }, 10000)
+			o := all(s, func(int) storecall.Request { return req }, 10000)
 			stop()
 			fmt.Printf("CURVE busy=%d slowdown=%.1f failed_open=%.2f%% allowed=%d slowest=%s\n", busy, factor, float64(o.failed.Load())/100, o.allowed.Load(), o)
 		})

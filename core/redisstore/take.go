@@ -6,28 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/window"
 )
 
-// Take implements [core.Store] with one decision of the take script, sent
+// Take implements [core.Counter] with one decision of the take script, sent
 // in a round trip, and a script call, that may carry the decisions of other
 // concurrent Takes (see the package documentation). It returns [ErrUnavailable] while the breaker of the
 // caller's node is open, a wrapped Redis or context error if the node stops
 // answering (see Config.Timeout) or ctx ends first (Redis may then have
 // counted the request all the same), and
-// an error for a request no [core.Limiter] builds (no limits, more than
-// [core.MaxLimits], a cost below 1, a period that is not a positive multiple
-// of 20µs).
-func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	if err := checkRequest(&req); err != nil {
-		return core.Result{}, err
+// an error for a cost below 1.
+func (c *counter) Take(ctx context.Context, key core.Key, cost int64, now time.Time) (core.Result, error) {
+	if cost < 1 {
+		return core.Result{}, errCost
 	}
-	now := max(req.Now.UnixMicro(), 0)
+	return c.s.take(ctx, &request{head: c.head, tail: c.tail, key: key, limits: c.limits, cost: cost, now: now})
+}
+
+func (s *Store) take(ctx context.Context, req *request) (core.Result, error) {
+	now := max(req.now.UnixMicro(), 0)
 	var buf [128]byte
-	key := string(appendKey(buf[:0], s.prefix, &req))
+	key := string(appendKey(buf[:0], req))
 
 	// While the breaker of the caller's node is open the store fails
 	// open, and so does the cache: it answers only while Redis is thought
@@ -36,10 +39,10 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	var ck cacheKey
 	if s.cache != nil && nd.breaker.closed() {
 		ck.key = key
-		for i, r := range req.Limits {
+		for i, r := range req.limits {
 			ck.limits[i] = r.Limit
 		}
-		if res, ok := s.cache.lookup(&ck, now, req.Cost); ok {
+		if res, ok := s.cache.lookup(&ck, now, req.cost); ok {
 			s.stats.cacheHits.Add(1)
 			return res, nil
 		}
@@ -55,10 +58,10 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 	if ck.key != "" {
 		gen = s.cache.gen(&ck)
 	}
-	at := s.scriptNow(req.Now)
+	at := s.scriptNow(req.now)
 	var out [2 + 3*core.MaxLimits]int64
-	n := len(req.Limits)
-	k, err := s.run(ctx, nd, newCall(key, at, &req), out[:2+3*n])
+	n := len(req.limits)
+	k, err := s.run(ctx, nd, newCall(key, at, req), out[:2+3*n])
 	if err == nil && k != 2+n && k != 2+3*n {
 		err = fmt.Errorf("script returned %d values, want %d or %d", k, 2+n, 2+3*n)
 	}
@@ -66,9 +69,9 @@ func (s *Store) Take(ctx context.Context, req core.Request) (core.Result, error)
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
-	res := takeResult(out[:k], req.Limits)
+	res := takeResult(out[:k], req.limits)
 	if one := out[1+3*n]; !res.Allowed && one > 0 && ck.key != "" {
-		s.cache.remember(&ck, now, req.Cost, one, &res, gen)
+		s.cache.remember(&ck, now, req.cost, one, &res, gen)
 	}
 	return res, nil
 }
@@ -101,17 +104,14 @@ var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.Ma
 
 var errCost = errors.New("redisstore: request cost must be at least 1")
 
-// checkRequest rejects what the script cannot count: it needs periods of a
-// whole number of buckets of whole microseconds, as every valid core.Rate
-// has.
-func checkRequest(req *core.Request) error {
-	if len(req.Limits) == 0 || len(req.Limits) > core.MaxLimits {
+// checkLimits rejects what the script cannot count: it needs 1 to
+// [core.MaxLimits] limits, over periods of a whole number of buckets of
+// whole microseconds, as every valid core.Rate has.
+func checkLimits(limits []core.Rate) error {
+	if len(limits) == 0 || len(limits) > core.MaxLimits {
 		return errNoLimits
 	}
-	if req.Cost < 1 {
-		return errCost
-	}
-	for _, r := range req.Limits {
+	for _, r := range limits {
 		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
 			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
 		}
@@ -120,14 +120,14 @@ func checkRequest(req *core.Request) error {
 }
 
 // newCall returns a call from callPool for the script with req's arguments.
-func newCall(key string, now int64, req *core.Request) *call {
+func newCall(key string, now int64, req *request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.lua, c.multi = key, takeLua, true
 	var longest time.Duration
 	b := c.packed[:0]
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(now)))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.Cost)))
-	for _, r := range req.Limits {
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(req.cost)))
+	for _, r := range req.limits {
 		longest = max(longest, r.Period)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Period/time.Microsecond)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Limit)))
@@ -135,9 +135,28 @@ func newCall(key string, now int64, req *core.Request) *call {
 	}
 	c.ttl = int64((valueTTL(longest) + time.Millisecond - 1) / time.Millisecond)
 	c.args[0], c.args[1], c.args[2], c.args[3] = "evalsha", &takeSHA, "1", &c.key
-	c.args[4], c.args[5] = c.views[len(req.Limits)-1], &c.ttl
+	c.args[4], c.args[5] = c.views[len(req.limits)-1], &c.ttl
 	c.n = 6
 	return c
+}
+
+// A counter is the store bound to one scope and kind of caller with fixed
+// limits.
+type counter struct {
+	s          *Store
+	head, tail string
+	limits     []core.Rate
+}
+
+// Bind implements [core.Store]. It returns an error for limits the
+// script cannot count: none, more than [core.MaxLimits], or a period that
+// is not a positive multiple of 20µs.
+func (s *Store) Bind(scope string, _ core.Kind, limits []core.Rate) (core.Counter, error) {
+	if err := checkLimits(limits); err != nil {
+		return nil, err
+	}
+	head, tail := keyParts(s.prefix, scope, limits)
+	return &counter{s: s, head: head, tail: tail, limits: slices.Clone(limits)}, nil
 }
 
 // takeSHA is takeScript's SHA-1, read once.

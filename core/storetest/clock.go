@@ -16,8 +16,7 @@
 // an exact log gives, no wait is longer than the period, answers stay
 // between an exact log's and the period on a mixed-cost schedule, a clock
 // that jumps ahead and back locks no one out, and a client that hangs up is
-// no store failure. A store that can give units back
-// ([core.GiveBackStore]) runs the give-back checks too, within Run: the cost
+// no store failure. The give-back checks run too, within Run: the cost
 // freed on every limit, never more than was counted, never another
 // caller's, nothing once the window moved on, and exact under concurrent
 // takes and give-backs. A store that keeps decaying balances

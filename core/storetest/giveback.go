@@ -11,15 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
-// runGiveBack runs the give-back part of the suite on a store that is a
-// [core.GiveBackStore]: Takes go to takes (the store, or the Store its
-// ForScope gives), give-backs to the store, as a Limiter sends them.
+// runGiveBack runs the give-back part of the suite.
 func runGiveBack(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string
-		fn   func(t *testing.T, takes core.Store, g core.GiveBackStore)
+		fn   func(t *testing.T, s core.Store)
 	}{
 		{"FreesTheCostOnEveryLimit", testGiveBackEveryLimit},
 		{"NeverBelowZero", testGiveBackNeverBelowZero},
@@ -30,22 +29,16 @@ func runGiveBack(t *testing.T, newStore func(t *testing.T) core.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newStore(t)
-			g, ok := s.(core.GiveBackStore)
-			require.True(t, ok, "%T", s)
-			tc.fn(t, s, g)
-			if ss, ok := s.(core.ScopedStore); ok {
-				t.Run("ForScope", func(t *testing.T) { tc.fn(t, scoped{ss}, g) })
-			}
+			tc.fn(t, newStore(t))
 		})
 	}
 }
 
 // giveBack gives back the units of cost of c's request that res allowed.
-func (c *caller) giveBack(g core.GiveBackStore, res core.Result, cost int64) {
+func (c *caller) giveBack(res core.Result, cost int64) {
 	c.t.Helper()
 	require.True(c.t, res.Allowed, "only an allowed request is given back")
-	err := g.GiveBack(context.Background(), core.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now}, res.At)
+	err := storecall.GiveBack(context.Background(), c.s, storecall.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now}, res.At)
 	require.NoError(c.t, err)
 }
 
@@ -61,7 +54,7 @@ func (c *caller) room(max int) int {
 	return max + 1
 }
 
-func testGiveBackEveryLimit(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackEveryLimit(t *testing.T, s core.Store) {
 	c := newCaller(t, s, core.PerMinute(5), core.Rate{Limit: 10, Period: time.Hour})
 	c.now = Start.Add(3 * time.Minute)
 	first := c.take(2)
@@ -69,28 +62,28 @@ func testGiveBackEveryLimit(t *testing.T, s core.Store, g core.GiveBackStore) {
 	c.allow(3)
 	require.False(t, c.take(1).Allowed)
 	c.now = c.now.Add(time.Second)
-	c.giveBack(g, first, 2)
+	c.giveBack(first, 2)
 	res := c.take(1)
 	require.True(t, res.Allowed, "the units given back are free again")
 	assert.Equal(t, int64(1), res.Limits[0].Remaining, "5/min: 5 counted, 2 given back, 1 taken")
 	assert.Equal(t, int64(6), res.Limits[1].Remaining, "10/hour: 5 counted, 2 given back, 1 taken")
 }
 
-func testGiveBackNeverBelowZero(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackNeverBelowZero(t *testing.T, s core.Store) {
 	c := newCaller(t, s, core.PerMinute(5), core.PerDay(100))
 	c.now = Start.Add(time.Minute)
 	res := c.take(1)
 	// More than was counted, and the same request again: its bucket
 	// holds one unit, and gives back no more.
-	c.giveBack(g, res, 1)
-	c.giveBack(g, res, 1)
-	c.giveBack(g, res, 4)
+	c.giveBack(res, 1)
+	c.giveBack(res, 1)
+	c.giveBack(res, 4)
 	assert.Equal(t, 5, c.room(10), "a count never goes below zero: the caller has its limit, no more")
 	c.now = c.now.Add(time.Hour)
 	assert.Equal(t, 5, c.room(10), "and keeps it in the next windows")
 }
 
-func testGiveBackApart(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackApart(t *testing.T, s core.Store) {
 	limits := []core.Rate{core.PerMinute(2)}
 	x := newCaller(t, s, limits...)
 	y := &caller{t: t, s: s, scope: x.scope, who: anon("192.0.2.2"), limits: limits, now: Start}
@@ -102,15 +95,15 @@ func testGiveBackApart(t *testing.T, s core.Store, g core.GiveBackStore) {
 	}
 	res := x.take(1)
 	x.allow(1)
-	x.giveBack(g, res, 1)
-	x.giveBack(g, res, 1)
+	x.giveBack(res, 1)
+	x.giveBack(res, 1)
 	for _, c := range []*caller{y, v6, user, other} {
 		assert.False(t, c.take(1).Allowed, "another caller, kind or scope (%s in %s) keeps its count", c.who, c.scope)
 	}
 	assert.Equal(t, 2, x.room(2), "the caller's two units are given back")
 }
 
-func testGiveBackBucket(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackBucket(t *testing.T, s core.Store) {
 	// 3/min: buckets of 3s. A request counted at 0s is given back after
 	// others were counted in later buckets: its bucket, and only it,
 	// loses the unit, so the later ones still leave at their own time.
@@ -120,7 +113,7 @@ func testGiveBackBucket(t *testing.T, s core.Store, g core.GiveBackStore) {
 	c.now = c.now.Add(30 * time.Second)
 	c.allow(2)
 	c.now = c.now.Add(10 * time.Second)
-	c.giveBack(g, a, 1)
+	c.giveBack(a, 1)
 	res := c.take(1)
 	require.True(t, res.Allowed)
 	assert.Equal(t, int64(0), res.Limits[0].Remaining)
@@ -129,7 +122,7 @@ func testGiveBackBucket(t *testing.T, s core.Store, g core.GiveBackStore) {
 	assert.Equal(t, 50*time.Second, res.Limits[0].RetryAfter, "the first unit to leave is one of 30s, at 90s: the give-back took the unit of 0s (which would have left at 63s), not one of theirs")
 }
 
-func testGiveBackWindowMovedOn(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackWindowMovedOn(t *testing.T, s core.Store) {
 	// 3/min: buckets of 3s. The request at 0s leaves the window at 63s,
 	// when the bucket of 63s takes over its counter: a give-back of it
 	// then must not free a unit of that bucket.
@@ -138,7 +131,7 @@ func testGiveBackWindowMovedOn(t *testing.T, s core.Store, g core.GiveBackStore)
 	a := c.take(1)
 	c.now = c.now.Add(63 * time.Second)
 	c.allow(3)
-	c.giveBack(g, a, 1)
+	c.giveBack(a, 1)
 	assert.False(t, c.take(1).Allowed, "a give-back after its bucket left the window changes nothing")
 
 	// Once the whole window is empty: nothing to give back, and the
@@ -147,7 +140,7 @@ func testGiveBackWindowMovedOn(t *testing.T, s core.Store, g core.GiveBackStore)
 	b.now = Start.Add(3 * time.Hour)
 	first := b.take(1)
 	b.now = b.now.Add(2 * time.Hour)
-	b.giveBack(g, first, 1)
+	b.giveBack(first, 1)
 	res := b.take(1)
 	require.True(t, res.Allowed)
 	assert.Equal(t, int64(2), res.Limits[0].Remaining)
@@ -155,7 +148,7 @@ func testGiveBackWindowMovedOn(t *testing.T, s core.Store, g core.GiveBackStore)
 	assert.Equal(t, 2, b.room(5))
 }
 
-func testGiveBackConcurrency(t *testing.T, s core.Store, g core.GiveBackStore) {
+func testGiveBackConcurrency(t *testing.T, s core.Store) {
 	// Half the goroutines give back what they were allowed, the other
 	// half keep it: at the end exactly the kept units are counted.
 	const limit, workers, rounds = 25, 40, 10
@@ -171,8 +164,8 @@ func testGiveBackConcurrency(t *testing.T, s core.Store, g core.GiveBackStore) {
 		wg.Go(func() {
 			<-start
 			for range rounds {
-				req := core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: now}
-				res, err := s.Take(context.Background(), req)
+				req := storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: now}
+				res, err := storecall.Take(context.Background(), s, req)
 				if err != nil {
 					errs <- err
 					return
@@ -184,7 +177,7 @@ func testGiveBackConcurrency(t *testing.T, s core.Store, g core.GiveBackStore) {
 					kept.Add(1)
 					continue
 				}
-				if err := g.GiveBack(context.Background(), req, res.At); err != nil {
+				if err := storecall.GiveBack(context.Background(), s, req, res.At); err != nil {
 					errs <- err
 					return
 				}
@@ -198,7 +191,7 @@ func testGiveBackConcurrency(t *testing.T, s core.Store, g core.GiveBackStore) {
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, kept.Load(), int64(limit))
-	res, err := s.Take(context.Background(), core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: now})
+	res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: now})
 	require.NoError(t, err)
 	if kept.Load() == limit {
 		assert.False(t, res.Allowed)

@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // testPlans checks that the requests of one signed-in caller on plans of
 // different limits over the same periods share one count, whatever the
 // width of their counters (a limit above 65,535 needs wide ones), as a
-// Limiter sends them: through the Store that ForScope gives for the widest
-// limits when the store is a ScopedStore. A caller moving from the base
+// Limiter sends them, once the store was bound to the widest limits. A caller moving from the base
 // rates to a larger plan mid-window keeps what it used, and moving back
 // finds it too; a refusal under the base rates says nothing of the plan's.
 func testPlans(t *testing.T, s core.Store) {
@@ -24,14 +24,13 @@ func testPlans(t *testing.T, s core.Store) {
 	silver := []core.Rate{core.PerMinute(8), core.PerDay(1000)}
 	scope := uniqueScope(t)
 	st := s
-	if ss, ok := s.(core.ScopedStore); ok {
-		st = ss.ForScope(scope, core.User, gold) // the widest of the three
-	}
+	_, err := st.Bind(scope, core.User, gold) // the widest of the three first, as a Limiter binds
+	require.NoError(t, err)
 	who := core.UserCaller("alice")
 	now := Start
 	take := func(limits []core.Rate, cost int64) core.Result {
 		t.Helper()
-		res, err := st.Take(context.Background(), core.Request{Scope: scope, Caller: who, Limits: limits, Cost: cost, Now: now})
+		res, err := storecall.Take(context.Background(), st, storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: cost, Now: now})
 		require.NoError(t, err)
 		return res
 	}
@@ -68,7 +67,7 @@ func testPlans(t *testing.T, s core.Store) {
 	assert.Equal(t, int64(1000-9), res.Limits[1].Remaining, "one day count, whatever the plan")
 
 	// Another caller is not touched by alice's plans.
-	other, err := st.Take(context.Background(), core.Request{Scope: scope, Caller: core.UserCaller("bob"), Limits: base, Cost: 1, Now: now})
+	other, err := storecall.Take(context.Background(), st, storecall.Request{Scope: scope, Caller: core.UserCaller("bob"), Limits: base, Cost: 1, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), other.Limits[0].Remaining)
 	assert.Equal(t, int64(999), other.Limits[1].Remaining)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/window"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // This file holds the cases that check what a caller is promised: a client
@@ -366,7 +367,7 @@ func testClientHangsUp(t *testing.T, s core.Store) {
 	assert.Zero(t, lim.StoreFailures(), "a client that hangs up is no store failure")
 	assert.Empty(t, log.String())
 
-	res, err := s.Take(ctx, core.Request{Scope: uniqueScope(t), Caller: anon("192.0.2.45"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: Start})
+	res, err := storecall.Take(ctx, s, storecall.Request{Scope: uniqueScope(t), Caller: anon("192.0.2.45"), Limits: []core.Rate{core.PerMinute(1)}, Cost: 1, Now: Start})
 	if err != nil {
 		assert.ErrorIs(t, err, context.Canceled, "a store that gives up says why")
 	} else {

@@ -10,18 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
-// runReset runs the cases of a reset ([core.ResetStore]) and, if the store
-// keeps balances, of a balance's reset ([core.BalanceResetStore]), for a
-// store that has them: both are optional abilities (a store's own test
-// asserts that it has them). Each window case takes through the store and,
-// for a [core.ScopedStore], through the Store of ForScope too, as a
-// Limiter does, while the reset goes to the store itself.
+// runReset runs the cases of a reset and, if the store keeps balances, of
+// a balance's reset ([core.BalanceResetStore]), an optional ability (a
+// store's own test asserts that it has it).
 func runReset(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string
-		fn   func(t *testing.T, s core.Store, r core.ResetStore)
+		fn   func(t *testing.T, s core.Store)
 	}{
 		{"FreesOneCallerOnly", testResetOneCaller},
 		{"CallerWithoutCounts", testResetNoCounts},
@@ -30,16 +28,7 @@ func runReset(t *testing.T, newStore func(t *testing.T) core.Store) {
 	} {
 		t.Run("Reset/"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newStore(t)
-			r, ok := s.(core.ResetStore)
-			if !ok {
-				t.Logf("%T has no Reset (core.ResetStore): not run", s)
-				return
-			}
-			tc.fn(t, s, r)
-			if ss, ok := s.(core.ScopedStore); ok {
-				t.Run("ForScope", func(t *testing.T) { tc.fn(t, scoped{ss}, r) })
-			}
+			tc.fn(t, newStore(t))
 		})
 	}
 	t.Run("Reset/Balance", func(t *testing.T) {
@@ -60,12 +49,11 @@ func runReset(t *testing.T, newStore func(t *testing.T) core.Store) {
 // resetCaller is a caller whose counts a test takes and resets.
 type resetCaller struct {
 	*caller
-	r core.ResetStore
 }
 
 func (c resetCaller) reset() {
 	c.t.Helper()
-	require.NoError(c.t, c.r.Reset(context.Background(), core.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Now: c.now}))
+	require.NoError(c.t, storecall.Reset(context.Background(), c.s, storecall.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Now: c.now}))
 }
 
 // remaining takes one unit and returns what each limit has left.
@@ -80,11 +68,11 @@ func (c resetCaller) remaining() []int64 {
 	return out
 }
 
-func testResetOneCaller(t *testing.T, s core.Store, r core.ResetStore) {
+func testResetOneCaller(t *testing.T, s core.Store) {
 	limits := []core.Rate{core.PerMinute(5), core.PerDay(100)}
 	scope, other := uniqueScope(t), uniqueScope(t)
 	at := func(scope string, who core.Caller) resetCaller {
-		return resetCaller{&caller{t: t, s: s, scope: scope, who: who, limits: limits, now: Start.Add(30 * time.Second)}, r}
+		return resetCaller{&caller{t: t, s: s, scope: scope, who: who, limits: limits, now: Start.Add(30 * time.Second)}}
 	}
 	blocked := at(scope, anon("192.0.2.1"))
 	neighbour := at(scope, anon("192.0.2.2"))
@@ -114,8 +102,8 @@ func testResetOneCaller(t *testing.T, s core.Store, r core.ResetStore) {
 	assert.Equal(t, []int64{3, 98}, blocked.remaining(), "a user's reset leaves the anonymous caller's counts")
 }
 
-func testResetNoCounts(t *testing.T, s core.Store, r core.ResetStore) {
-	c := resetCaller{newCaller(t, s, core.PerMinute(5), core.PerDay(100)), r}
+func testResetNoCounts(t *testing.T, s core.Store) {
+	c := resetCaller{newCaller(t, s, core.PerMinute(5), core.PerDay(100))}
 	c.reset()
 	c.reset()
 	assert.Equal(t, []int64{4, 99}, c.remaining())
@@ -127,8 +115,8 @@ func testResetNoCounts(t *testing.T, s core.Store, r core.ResetStore) {
 // testResetAnyLimits resets a caller counted under two limits of one
 // period, one of them above 65,535 (a memory store may keep those apart):
 // a reset under either clears both.
-func testResetAnyLimits(t *testing.T, s core.Store, r core.ResetStore) {
-	small := resetCaller{newCaller(t, s, core.PerMinute(5)), r}
+func testResetAnyLimits(t *testing.T, s core.Store) {
+	small := resetCaller{newCaller(t, s, core.PerMinute(5))}
 	large := small
 	large.caller = &caller{t: t, s: s, scope: small.scope, who: small.who, limits: []core.Rate{core.PerMinute(100_000)}, now: Start}
 	small.allow(5)
@@ -143,17 +131,17 @@ func testResetAnyLimits(t *testing.T, s core.Store, r core.ResetStore) {
 // testResetConcurrent resets a caller while it and another caller send
 // requests: every call succeeds, the other caller's requests are all
 // counted, and after a last reset the caller has its whole limit.
-func testResetConcurrent(t *testing.T, s core.Store, r core.ResetStore) {
+func testResetConcurrent(t *testing.T, s core.Store) {
 	const limit, workers, each = 10_000, 4, 50
-	reset := resetCaller{newCaller(t, s, core.PerMinute(limit)), r}
-	other := resetCaller{&caller{t: t, s: s, scope: reset.scope, who: anon("192.0.2.99"), limits: reset.limits, now: Start}, r}
+	reset := resetCaller{newCaller(t, s, core.PerMinute(limit))}
+	other := resetCaller{&caller{t: t, s: s, scope: reset.scope, who: anon("192.0.2.99"), limits: reset.limits, now: Start}}
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for range each {
 				for _, c := range []resetCaller{reset, other} {
-					res, err := s.Take(ctx, core.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: 1, Now: Start})
+					res, err := storecall.Take(ctx, s, storecall.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: 1, Now: Start})
 					if assert.NoError(t, err) {
 						assert.True(t, res.Allowed)
 					}
@@ -163,7 +151,7 @@ func testResetConcurrent(t *testing.T, s core.Store, r core.ResetStore) {
 		if w == 0 {
 			wg.Go(func() {
 				for range each {
-					assert.NoError(t, r.Reset(ctx, core.Request{Scope: reset.scope, Caller: reset.who, Limits: reset.limits, Now: Start}))
+					assert.NoError(t, storecall.Reset(ctx, s, storecall.Request{Scope: reset.scope, Caller: reset.who, Limits: reset.limits, Now: Start}))
 				}
 			})
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // Start is the time the suite's fake clocks start at: a Monday, midnight
@@ -65,35 +66,17 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newStore(t)
-			tc.fn(t, s)
-			if ss, ok := s.(core.ScopedStore); ok {
-				t.Run("ForScope", func(t *testing.T) { tc.fn(t, scoped{ss}) })
-			}
+			tc.fn(t, newStore(t))
 		})
 	}
 
-	// Reset: the optional core.ResetStore and core.BalanceResetStore,
-	// for the stores that have them (reset.go).
+	// Reset (reset.go) and give-back (giveback.go).
 	runReset(t, newStore)
-	// Give-back (optional, core.GiveBackStore): giveback.go. A store
-	// without it has nothing to check there.
-	probe := newStore(t)
-	if _, ok := probe.(core.GiveBackStore); ok {
-		t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, newStore) })
-	}
+	t.Run("GiveBack", func(t *testing.T) { runGiveBack(t, newStore) })
 	t.Run("PlansShareOneCount", func(t *testing.T) {
 		t.Parallel()
 		testPlans(t, newStore(t))
 	})
-}
-
-// scoped sends every request to the Store that its ScopedStore gives for
-// the request's scope, kind and limits, as a Limiter does.
-type scoped struct{ s core.ScopedStore }
-
-func (v scoped) Take(ctx context.Context, req core.Request) (core.Result, error) {
-	return v.s.ForScope(req.Scope, req.Caller.Kind(), req.Limits).Take(ctx, req)
 }
 
 // caller is a test helper that sends requests for one caller and scope.
@@ -121,7 +104,7 @@ func anon(addr string) core.Caller {
 
 func (c *caller) take(cost int64) core.Result {
 	c.t.Helper()
-	res, err := c.s.Take(context.Background(), core.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now})
+	res, err := storecall.Take(context.Background(), c.s, storecall.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now})
 	require.NoError(c.t, err)
 	for i := range c.limits {
 		require.Equal(c.t, c.limits[i], res.Limits[i].Rate, "Result.Limits[%d].Rate", i)
@@ -346,13 +329,13 @@ func testCallersApart(t *testing.T, s core.Store) {
 	}
 	for _, sc := range []string{scope, other} {
 		for _, who := range callers {
-			res, err := s.Take(context.Background(), core.Request{Scope: sc, Caller: who, Limits: limits, Cost: 1, Now: Start})
+			res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: sc, Caller: who, Limits: limits, Cost: 1, Now: Start})
 			require.NoError(t, err)
 			assert.True(t, res.Allowed, "the first request of %q (%v) in %s shares no count", who.String(), who.Kind(), sc)
 		}
 	}
 	for _, who := range callers {
-		res, err := s.Take(context.Background(), core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: Start})
+		res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: Start})
 		require.NoError(t, err)
 		assert.False(t, res.Allowed, "the second request of %q is counted", who.String())
 	}
@@ -414,7 +397,7 @@ func testConcurrency(t *testing.T, s core.Store) {
 	for range callers {
 		wg.Go(func() {
 			<-start
-			res, err := s.Take(context.Background(), core.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: Start})
+			res, err := storecall.Take(context.Background(), s, storecall.Request{Scope: scope, Caller: who, Limits: limits, Cost: 1, Now: Start})
 			if err != nil {
 				errs <- err
 				return

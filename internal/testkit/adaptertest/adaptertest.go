@@ -47,7 +47,6 @@
 package adaptertest
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -66,6 +65,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // Path is the path of the group the builder serves, and of its first
@@ -555,8 +555,8 @@ type failingStore struct{}
 
 var errDown = errors.New("adaptertest: store down")
 
-func (failingStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errDown
+func (failingStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errDown).Bind("", 0, nil)
 }
 
 func testFailOpen(t *testing.T, build builder) {

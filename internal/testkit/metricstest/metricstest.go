@@ -27,15 +27,16 @@ import (
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // DownStore is a store whose every Take fails: a limiter on it fails
 // open, or closed in a scope that fails closed.
 type DownStore struct{}
 
-// Take returns an error.
-func (DownStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("down")
+// Bind returns a counter whose every call returns an error.
+func (DownStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errors.New("down")).Bind("", 0, nil)
 }
 
 // Limiters are the limiters whose decisions [Limiters.Decide] makes, each

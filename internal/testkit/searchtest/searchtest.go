@@ -3,7 +3,6 @@
 package searchtest
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
 // A Portal is an application built for the suite: GET /api/records in the
@@ -114,8 +114,8 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 // downStore is a store that cannot be reached.
 type downStore struct{}
 
-func (downStore) Take(context.Context, core.Request) (core.Result, error) {
-	return core.Result{}, errors.New("searchtest: store down")
+func (downStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(errors.New("searchtest: store down")).Bind("", 0, nil)
 }
 
 type client struct {
