@@ -21,7 +21,7 @@
 // list of results, in the shape a search returns ([Empty]), before anything
 // is searched. Packages ginsearch, echosearch and echo5search do that for
 // Gin, Echo v4 and Echo v5;
-// see docs/adr/0002-search-box-scopes.md for the decision.
+// see docs/adr/0003-search-box-scopes.md for the decision.
 package autocomplete
 
 import (

@@ -86,7 +86,7 @@
 // caution for counts spread over time: an older bucket stays counted until
 // its end has left the window, so such a caller may wait up to a bucket
 // (P/20) longer than a log would make it. A client that paces itself evenly
-// at up to 20/21 (95%) of a rate is never refused (docs/adr/0001).
+// at up to 20/21 (95%) of a rate is never refused (docs/adr/0001-counting-algorithm.md).
 //
 // When a request is refused, [Decision.RetryAfter] is the exact time until
 // it would be allowed if the caller sent nothing meanwhile, never more than
@@ -103,7 +103,7 @@
 // caller's one count whatever the plan, so a plan has the periods of the
 // scope's user rates and a caller changing plan keeps what it used. An
 // unknown plan gets the scope's user rates and a warning; [Limiter.Plans]
-// lists the known ones. See docs/adr/0104-plans.md.
+// lists the known ones. See docs/adr/0012-route-costs-and-plans.md.
 //
 // # Balances
 //
@@ -118,7 +118,7 @@
 // Config.ErrorLogInterval. Build a [BalanceGuard] per route with
 // [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
 // The store must keep balances ([BalanceStore]); see [BalancePolicy] for
-// the exact arithmetic and docs/adr/0020 for the choices.
+// the exact arithmetic and docs/adr/0002-decaying-balance.md for the choices.
 //
 // # Counting failures only
 //
@@ -128,7 +128,7 @@
 // attempt in flight holds its units, and no number of concurrent attempts
 // gets past the limit (peeking before and counting after would let them
 // all through). The adapters do it with their Config.GiveBack; the store
-// must be a [GiveBackStore]; see docs/adr/0101.
+// must be a [GiveBackStore]; see docs/adr/0013-give-back.md.
 //
 // # Stores
 //

@@ -18,7 +18,7 @@ import (
 // load warning) and, with Config.LegacyHeaders, the X-RateLimit-* fields.
 // The IETF draft lets a server send them with every response or only with
 // some; writing none on served requests saves the work of formatting them
-// (see the README's "Cost" section and ADR 0044). The decision itself
+// (see the README's "Cost" section and ADR 0009). The decision itself
 // (Decision.Limits, Decision.Load, the observation hook) is the same
 // under every policy.
 type HeaderMode uint8

@@ -6,7 +6,7 @@
 // # Model
 //
 // A [View] is fed by the limiter's observation hook (core.Config.Observe,
-// ADR 0030): it sees every decision as it is made, and keeps
+// ADR 0010): it sees every decision as it is made, and keeps
 //
 //   - per scope, kind of caller and outcome (allowed, refused, exempt,
 //     shadow, failed open, failed closed), the number of decisions in each

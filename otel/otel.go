@@ -93,7 +93,7 @@ type RedisStats = counters.RedisStats
 // A Recorder counts the decisions and their cost itself, in a counter per
 // series, and the SDK reads them at each collection (observable counters);
 // only the duration goes through the SDK on each decision, the one
-// measurement whose value differs from decision to decision (ADR 0128).
+// measurement whose value differs from decision to decision (ADR 0010).
 type Recorder struct {
 	decisions metric.Int64ObservableCounter
 	cost      metric.Int64ObservableCounter

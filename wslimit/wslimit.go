@@ -20,7 +20,7 @@
 //	}
 //
 // The WebSocket implementation is github.com/coder/websocket, which has no
-// dependencies of its own (docs/adr/0022).
+// dependencies of its own (docs/adr/0002-decaying-balance.md).
 package wslimit
 
 import (

@@ -56,7 +56,7 @@
 // [Config.MaxBatch] (default 64) at a time, with at most two batches in
 // flight per Redis node. A request that finds no batch in flight is sent
 // at once: batching adds no waiting, only sharing. The Take decisions of a
-// batch share script calls too (docs/adr/0110-several-decisions-per-script-call.md):
+// batch share script calls too (docs/adr/0006-redis-batching.md):
 // on one server (or a Sentinel master) one EVALSHA decides them all, with
 // every key in KEYS and one reading of the server's clock; on a cluster,
 // those whose keys share a hash slot (the requests of one caller, mostly);
@@ -64,7 +64,7 @@
 // its own key and with its own answer, as if each were a call of its own,
 // so batching changes nothing of what is counted; it saves system calls and
 // wake-ups, on the client and on Redis, and a call's fixed cost inside
-// Redis (docs/adr/0004-redis-batching.md has the measurements).
+// Redis (docs/adr/0006-redis-batching.md has the measurements).
 // [Config.MaxBatch] 1 turns it off: each Take then sends its own command.
 //
 // The decisions waiting for a node are bounded by [Config.MaxQueue]
@@ -111,7 +111,7 @@
 // clock (NTP). The over-limit cache always counts down on Request.Now: with
 // the server's clock, its Retry-After is exact to within the difference of
 // two one-way trips to Redis. Durations in a [core.Result] are whole
-// microseconds; docs/adr/0003-redis-time-and-keys.md gives the reasoning.
+// microseconds; docs/adr/0005-redis-clock-and-keys.md gives the reasoning.
 //
 // # Expiry
 //
@@ -151,7 +151,7 @@
 // if it stays slowed, never past 40 × Timeout or 10s, whichever is longer.
 // A process that is not slowed gives up on a silent Redis at about
 // Timeout; a slowed one waits as long as it lags, and counts the
-// decisions Redis answered. docs/adr/0041-a-slow-process-is-not-a-slow-redis.md
+// decisions Redis answered. docs/adr/0007-fail-open.md
 // has the measurements.
 // An error reply (a full Redis, a key of another type) fails its decision
 // but is an answer: the node has not stalled, and the decisions queued
