@@ -64,15 +64,15 @@ api:
 api-update:
 	$(GO) run ./internal/apilist -w
 
-# The allocation bounds of the request path (issue 13), without the race
+# The allocation bounds of the request path, without the race
 # detector, which makes sync.Pool drop items at random: the tests are in
 # files built only without it (alloc_test.go, build tag !race). The live
 # view's: its Observe allocates nothing, so a decision it observes
-# allocates as one observed by a hook that does nothing (issue 29).
+# allocates as one observed by a hook that does nothing.
 allocs:
 	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/ ./echo5limit/ ./liveview/
 
-# The speed guard of the request path (CONTRIBUTING.md, "The speed guard"): a request
+# The speed guard of the request path (CONTRIBUTING.md): a request
 # through the Gin middleware, in its default settings, against a bare Gin
 # route in the same process, as a ratio to the figure recorded in
 # ginlimit/speed_test.go (build tag !race, like the allocation bounds).
