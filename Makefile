@@ -9,7 +9,7 @@ GO ?= go
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # examples/portal is one so that its -metrics otel keeps OpenTelemetry out
-# of the root go.mod (ADR 0126). browsertest/ drives a headless Chromium,
+# of the root go.mod (ADR 0017). browsertest/ drives a headless Chromium,
 # which deps installs.
 # internal/consumertest is the consumer test: it gets the modules, at the
 # version they are at, through a file module proxy written from the working
@@ -40,7 +40,7 @@ imports:
 	@scripts/check-imports.sh
 
 # Every nested module requires the others at one released version, with a
-# replace line beside it for development in the repository (ADR 0081).
+# replace line beside it for development in the repository (CONTRIBUTING.md).
 modules:
 	@scripts/release.sh --check
 
@@ -64,15 +64,15 @@ api:
 api-update:
 	$(GO) run ./internal/apilist -w
 
-# The allocation bounds of the request path (issue 13), without the race
+# The allocation bounds of the request path, without the race
 # detector, which makes sync.Pool drop items at random: the tests are in
 # files built only without it (alloc_test.go, build tag !race). The live
 # view's: its Observe allocates nothing, so a decision it observes
-# allocates as one observed by a hook that does nothing (issue 29).
+# allocates as one observed by a hook that does nothing.
 allocs:
 	$(GO) test -count=1 -run 'Alloc' ./core/ ./ginlimit/ ./echolimit/ ./echo5limit/ ./liveview/
 
-# The speed guard of the request path (issue 27, ADR 0140): a request
+# The speed guard of the request path (CONTRIBUTING.md): a request
 # through the Gin middleware, in its default settings, against a bare Gin
 # route in the same process, as a ratio to the figure recorded in
 # ginlimit/speed_test.go (build tag !race, like the allocation bounds).
@@ -81,7 +81,7 @@ speed:
 
 # The Redis store's tests of Redis's own timing against Timeout
 # (core/redisstore/quiet_test.go, build tag !race): a paused Redis given up
-# at about Timeout when the process is not slowed (ADR 0041), steady load,
+# at about Timeout when the process is not slowed (ADR 0007), steady load,
 # hiccups, a slow Redis. They assume a process that is not slowed and a
 # Redis that gets a CPU within Timeout, which -race beside the other
 # packages' tests on 2 cores does not grant, so they run apart, without it.
@@ -89,13 +89,13 @@ quiet:
 	$(GO) test -count=1 -run 'Quiet|TestSteadyLoad|TestHiccups|TestRedisSlow' ./core/redisstore/
 
 # Runs the example portal on 127.0.0.1:8080 with counts in memory (a
-# module of its own, ADR 0126).
+# module of its own, ADR 0017).
 portal:
 	$(GO) -C examples/portal run .
 
 # Writes docs/howto/replay-report.png, the screenshot of the replay report,
 # and docs/howto/live-view.png, the live view's, that the browser tests
-# take in headless Chromium (ADR 0093).
+# take in headless Chromium (CONTRIBUTING.md, "The browser tests").
 screenshot: deps
 	cd browsertest && $(GO) test -count=1 -run 'TestReplayReportOfTheHowTo|TestLiveView/gin' -update-screenshot .
 

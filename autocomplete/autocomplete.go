@@ -20,8 +20,7 @@
 // Over a limit, a search endpoint answers 429 with Retry-After and an empty
 // list of results, in the shape a search returns ([Empty]), before anything
 // is searched. Packages ginsearch, echosearch and echo5search do that for
-// Gin, Echo v4 and Echo v5;
-// see docs/adr/0002-search-box-scopes.md for the decision.
+// Gin, Echo v4 and Echo v5.
 package autocomplete
 
 import (

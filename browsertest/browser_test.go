@@ -45,7 +45,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir
-	// The portal is built in its own module (ADR 0126), the command from
+	// The portal is built in its own module (ADR 0017), the command from
 	// the root module, as a user builds them.
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "portal"), ".")
 	build.Dir = "../examples/portal"

@@ -42,56 +42,20 @@ func (p ProxyCount) String() string {
 	return strconv.Itoa(p.n)
 }
 
-// clientAddr returns the address of the caller of a request that reached the
-// application from remoteAddr (the peer, as in http.Request.RemoteAddr)
-// with the given X-Forwarded-For header lines, behind proxies reverse
-// proxies whose networks, if known, are trusted: what [Limiter.Caller]
-// counts an anonymous caller by, as Config.NumProxies and
-// Config.TrustedProxies say.
+// clientAddr returns the address an anonymous caller is counted by: the
+// peer address (remoteAddr), or an entry of the X-Forwarded-For lines read
+// from the right as proxies and trusted say (docs/identity.md states the
+// rules). Without networks it takes the proxies-th entry from the right;
+// with networks it reads the header only from a trusted peer, walks it from
+// the right past trusted entries, and stops at the proxies-th entry at the
+// latest. Ports, brackets and an IPv6 zone are dropped; IPv4-mapped
+// addresses are returned as IPv4; the result is the zero Addr if the peer
+// is no address either.
 //
-// # Threat model
-//
-// Each proxy appends to X-Forwarded-For the address it received the request
-// from, so the right-hand end of the list is written by the proxies and the
-// rest by whoever sent the request, who can write anything. With n proxies,
-// the n-th entry from the right was written by the outermost proxy about the
-// address it received the request from: the caller. With one proxy it is the
-// last entry, the one the nearest proxy wrote. It is the only entry about the
-// caller that the caller cannot choose. Entries to
-// its left are ignored, so a caller cannot move its count by sending its own
-// X-Forwarded-For. Several header lines are read as one list, in order.
-//
-// # Without trusted networks
-//
-// With no proxies set, or 0, the peer address is the caller's and the
-// header is ignored. With fewer entries than proxies, or an entry that is
-// not an IP address (ports, brackets and an IPv6 zone are accepted and
-// dropped), the request did not come through the proxies as configured and
-// the peer address is used: such callers are counted as the proxy, never
-// as somebody new. The result is the zero Addr if the peer address is not
-// an address either. IPv4-mapped IPv6 addresses are returned as IPv4.
-//
-// # With trusted networks
-//
-// With networks, X-Forwarded-For is read only when the peer is in one of
-// them: a caller that reaches the application directly cannot choose its
-// address, whatever it writes in the header. The entries are then walked
-// from the right, skipping those in the networks (the proxies' own
-// addresses): the first entry outside them is the caller. With proxies
-// also set, the walk stops at the proxies-th entry at the latest, so of the
-// two the setting that trusts fewer entries wins; proxies set to 0 reads
-// no header at all (the W611 check reports that the networks are then
-// unused). If every entry is a trusted proxy, the leftmost is the caller;
-// an entry that is not an address stops the walk and the last trusted
-// address is used, so such a caller is counted as a proxy, never as
-// somebody new.
-//
-// asConfigured reports whether the address was read as the settings say:
-// false when it fell back to a proxy's address (the peer, or the last
-// trusted entry), because the header had fewer entries than proxies, an
-// entry that is not an address, or only trusted entries. Such an address
-// is a proxy's, not the caller's: it counts the caller, but never makes it
-// exempt (Config.ExemptNetworks).
+// asConfigured is false when the address fell back to a proxy's (the peer,
+// or the last trusted entry) because the header had too few entries, an
+// entry that is no address, or only trusted entries: the caller is counted
+// by it but never exempt by network.
 func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) (a netip.Addr, asConfigured bool) {
 	peer, _ := parseHostAddr(remoteAddr)
 	if len(trusted) == 0 {

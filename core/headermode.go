@@ -17,8 +17,9 @@ import (
 // The fields are RateLimit-Policy and RateLimit, Ratescope-Warning (the
 // load warning) and, with Config.LegacyHeaders, the X-RateLimit-* fields.
 // The IETF draft lets a server send them with every response or only with
-// some; writing none on served requests saves the work of formatting them
-// (see the README's "Cost" section and ADR 0044). The decision itself
+// some; writing none on served requests saves the work of formatting them.
+// Use [HeadersRefused] or [HeadersNone] when clients do not read the fields
+// or a gateway strips them anyway. The decision itself
 // (Decision.Limits, Decision.Load, the observation hook) is the same
 // under every policy.
 type HeaderMode uint8

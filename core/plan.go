@@ -11,7 +11,7 @@ import (
 
 // This file holds plans: named sets of rates for signed-in users, chosen
 // per request ([Call.Plan]), counted on the caller's one count whatever
-// the plan (docs/adr/0104-plans.md).
+// the plan.
 
 // planSep separates a rate key from its plan: "api.user@gold".
 const planSep = "@"

@@ -10,7 +10,7 @@ import (
 // "load" when the caller of a window limit has used more than
 // Config.LoadRatio of a limit: "Ratescope-Warning: load". The name is
 // ratescope's own, so that it never clashes with a field a later revision
-// of the IETF RateLimit draft might define (see ADR 0021).
+// of the IETF RateLimit draft might define.
 const HeaderWarning = "Ratescope-Warning"
 
 // LoadWarning is the value of [HeaderWarning], and of the "warning" member

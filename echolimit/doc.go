@@ -1,75 +1,43 @@
-// Package echolimit limits the rate of requests to an Echo application with
-// a [core.Limiter].
+// Package echolimit is the rate-limiting middleware for Echo v4
+// (github.com/labstack/echo/v4): use it to put a [core.Limiter]'s limits in
+// front of Echo v4 routes; echo5limit is the same for Echo v5. The core
+// decides who the caller is, whether the request is allowed and what
+// headers to write (see [core] for the model); this package reads the
+// caller from the Echo context and answers as the decision says.
 //
-// # Model
+// # Use
 //
-// The [core.Limiter] decides; this package only translates. For each
-// request that [Config.Skipper] does not skip, the middleware finds who is
-// calling — the signed-in user that [Config.User] reads from the context,
-// or else the client address that [core.Limiter.Caller] works out from the
-// peer address and, behind as many proxies as the limiter's NumProxies
-// says, X-Forwarded-For — asks the limiter to count the request in
-// [Config.Scope], and writes what the limiter says:
+// [New] builds the middleware from a [Config], checked once, so that a
+// wrong setting fails at start-up rather than on a request; [Must] is the
+// short form for a program that cannot start without its limits. Set
+// [Config.User] to the signed-in user your session or token middleware
+// found, or [Config.Key] to count by API key; a request with neither is
+// counted by address. Put one middleware on a group and give routes their
+// own cost with [Config.RouteCosts], keyed by c.Path(): each request is
+// decided once. [Config.Plan] chooses a signed-in caller's plan,
+// [Config.GiveBack] counts only the requests that fail (a sign-in form),
+// and [Config.KeepDecision] keeps the decision for handlers ([Decision]).
 //
-//   - allowed: the RateLimit-Policy and RateLimit headers (none when the
-//     limiter's core.Config.Headers says refusals only or none), then the next
-//     handler runs and may read the decision with [Decision];
-//   - over a limit: the same headers and Retry-After, and the middleware
-//     returns the error of [Config.DenyHandler]. The default, [DenyJSON],
-//     is an *echo.HTTPError with code 429 that Echo's error handler writes
-//     as the JSON body {"detail": "...", "retry_after": N}, and that
-//     errors.Is matches with [ErrLimited];
-//   - exempt ([Config.Exempt]): served, not counted, no headers;
-//   - skipped ([Config.Skipper]): served, not counted, no decision;
-//   - store failure: served and not counted (fail open), unless
-//     [Config.ErrorHandler] returns an error;
-//   - store failure in a scope that fails closed (core.Config.FailClosedScopes):
-//     refused by [Config.DenyHandler] with Retry-After, the decision's
-//     Outcome core.OutcomeFailedClosed; [DenyJSON] answers 503 Service
-//     Unavailable, and [DenyProblem] answers either refusal as problem
-//     details (application/problem+json);
-//   - caller on an allowlist (core.Config.ExemptNetworks,
-//     core.Config.ExemptUsers): exempt, as the core decides.
+// # Answers
 //
-// The answers are the same, status, header for header and JSON body, as
-// those of package ginlimit for the same requests.
+// An allowed request gets the rate-limit fields and runs the next handler.
+// A refused one returns the error of [Config.DenyHandler] for Echo's error
+// handler to write: [DenyJSON], the default, an *echo.HTTPError of 429
+// with a JSON body (503 when its scope fails closed while the store is
+// down) that errors.Is matches with [ErrLimited]; [DenyProblem] problem
+// details. An exempt or skipped request is served uncounted. A store
+// failure serves the request uncounted unless [Config.ErrorHandler]
+// returns an error. The answers are the same, header for header, as those
+// of ginlimit and echo5limit.
 //
-// # Usage
+// # Proxies and balances
 //
-//	lim, err := core.New(core.Config{
-//		Store:      memstore.New(memstore.Config{}),
-//		NumProxies: core.Proxies(1), // one load balancer in front
-//	})
-//	if err != nil { ... }
-//	limit, err := echolimit.New(echolimit.Config{
-//		Limiter: lim,
-//		User: func(c echo.Context) string {
-//			user, _ := c.Get("user").(string)
-//			return user
-//		},
-//	})
-//	if err != nil { ... }
-//	e := echo.New()
-//	e.GET("/api/records", listRecords, limit)
-//
-// [New] checks the configuration once and returns an error rather than
-// failing requests later; [Must] is the short form for a program that
-// cannot start without its limits.
-//
-// # Groups and route costs
-//
-// Put one middleware on a group of routes and give routes their own cost
-// with [Config.RouteCosts], keyed by route pattern (c.Path()): each request is
-// decided once, at its route's cost. A cost above the smallest limit is
-// clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
-// API key, apart from anonymous callers and user ids.
-//
-// # Cost
-//
-// The middleware keeps allocations on the request path to a minimum: the
-// [core.Decision] lives on its stack, and is copied into the context only
-// with [Config.KeepDecision] (three allocations, about 780 bytes); the
-// rest is what the limiter and the headers need (see the allocs target).
+// Echo v4's RealIP takes the first X-Forwarded-For entry unless an
+// IPExtractor says otherwise; the middleware never uses it, but logs and
+// other middleware do. Log [CheckClientIP] at start-up: it reports W612
+// while Echo and ratescope disagree on a caller's address. [NewBalance]
+// charges a JSON-RPC group to each caller's decaying balance, and
+// [DenyOverloaded] answers as the XRP Ledger server does.
 //
 // A middleware is safe for concurrent use.
 package echolimit

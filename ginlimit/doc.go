@@ -1,70 +1,39 @@
-// Package ginlimit limits the rate of requests to a Gin application with a
-// [core.Limiter].
+// Package ginlimit is the rate-limiting middleware for Gin: use it to put a
+// [core.Limiter]'s limits in front of Gin routes. The core decides who the
+// caller is, whether the request is allowed and what headers to write (see
+// [core] for the model); this package reads the caller from the Gin context
+// and answers as the decision says.
 //
-// # Model
+// # Use
 //
-// The [core.Limiter] decides; this package only translates. For each
-// request the middleware finds who is calling — the signed-in user that
-// [Config.User] reads from the context, or else the client address that
-// [core.Limiter.Caller] works out from the peer address and, behind as many
-// proxies as the limiter's NumProxies says, X-Forwarded-For — asks the
-// limiter to count the request in [Config.Scope], and writes what the
-// limiter says:
+// [New] builds the middleware from a [Config], checked once, so that a
+// wrong setting fails at start-up rather than on a request; [Must] is the
+// short form for a program that cannot start without its limits. Set
+// [Config.User] to the signed-in user your session or token middleware
+// found, or [Config.Key] to count by API key; a request with neither is
+// counted by address. Put one middleware on a group and give routes their
+// own cost with [Config.RouteCosts], keyed by c.FullPath(): each request is
+// decided once. [Config.Plan] chooses a signed-in caller's plan,
+// [Config.GiveBack] counts only the requests that fail (a sign-in form),
+// and [Config.KeepDecision] keeps the decision for handlers ([Decision]).
 //
-//   - allowed: the RateLimit-Policy and RateLimit headers (none when the
-//     limiter's core.Config.Headers says refusals only or none), then the next
-//     handler runs and may read the decision with [Decision];
-//   - over a limit: the same headers, Retry-After, and a 429 Too Many
-//     Requests answer with the JSON body {"detail": "...", "retry_after": N}
-//     from [Config.DenyHandler]; the next handlers do not run;
-//   - exempt ([Config.Exempt]): served, not counted, no headers;
-//   - skipped ([Config.Skipper]): served, not counted, no decision;
-//   - store failure: served and not counted (fail open), unless
-//     [Config.ErrorHandler] aborts;
-//   - store failure in a scope that fails closed (core.Config.FailClosedScopes):
-//     refused by [Config.DenyHandler] with Retry-After, the decision's
-//     Outcome core.OutcomeFailedClosed; [DenyJSON] answers 503 Service
-//     Unavailable, and [DenyProblem] answers either refusal as problem
-//     details (application/problem+json);
-//   - caller on an allowlist (core.Config.ExemptNetworks,
-//     core.Config.ExemptUsers): exempt, as the core decides.
+// # Answers
 //
-// The answers are the same, header for header, as those of package
-// echolimit for the same requests.
+// An allowed request gets the rate-limit fields and runs the next handler.
+// A refused one is answered by [Config.DenyHandler] and aborts: [DenyJSON],
+// the default, writes 429 with a JSON body (503 when its scope fails
+// closed while the store is down), [DenyProblem] problem details. An
+// exempt or skipped request is served uncounted. A store failure serves
+// the request uncounted unless [Config.ErrorHandler] aborts it. The answers
+// are the same, header for header, as those of echolimit and echo5limit.
 //
-// # Usage
+// # Proxies and balances
 //
-//	lim, err := core.New(core.Config{
-//		Store:      memstore.New(memstore.Config{}),
-//		NumProxies: core.Proxies(1), // one load balancer in front
-//	})
-//	if err != nil { ... }
-//	limit, err := ginlimit.New(ginlimit.Config{
-//		Limiter: lim,
-//		User:    func(c *gin.Context) string { return c.GetString("user") },
-//	})
-//	if err != nil { ... }
-//	r := gin.New()
-//	r.GET("/api/records", limit, listRecords)
-//
-// [New] checks the configuration once and returns an error rather than
-// failing requests later; [Must] is the short form for a program that
-// cannot start without its limits.
-//
-// # Groups and route costs
-//
-// Put one middleware on a group of routes and give routes their own cost
-// with [Config.RouteCosts], keyed by route pattern (c.FullPath()): each request is
-// decided once, at its route's cost. A cost above the smallest limit is
-// clamped to it (see [core.Limiter.AllowN]). [Config.Key] counts callers by
-// API key, apart from anonymous callers and user ids.
-//
-// # Cost
-//
-// The middleware keeps allocations on the request path to a minimum: the
-// [core.Decision] lives on its stack, and is copied into the context only
-// with [Config.KeepDecision] (three allocations, about 780 bytes); the
-// rest is what the limiter and the headers need (see the allocs target).
+// Gin trusts every proxy unless told otherwise; give r.SetTrustedProxies
+// the same networks as the limiter, and log [CheckClientIP] at start-up: it
+// reports W612 while Gin and ratescope disagree on a caller's address.
+// [NewBalance] charges a JSON-RPC route to each caller's decaying balance,
+// and [DenyOverloaded] answers as the XRP Ledger server does.
 //
 // A middleware is safe for concurrent use.
 package ginlimit

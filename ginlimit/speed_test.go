@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Issue 27's speed guard (docs/adr/0140-a-speed-guard-by-ratio.md): the
+// The speed guard (CONTRIBUTING.md, "The speed guard"): the
 // time of a request through the middleware in its default settings (two
 // limits, the fields on every response, the default clock, memstore),
 // divided by the time of the same request to a bare Gin route, measured in

@@ -51,9 +51,9 @@ type Config struct {
 }
 
 // DefaultBuckets are the default bucket boundaries of
-// ratescope.decision.duration: from 50µs (above a decision in memory,
-// which takes under a microsecond) doubling to about 1.6s (a Redis
-// timeout), in seconds, as in the Prometheus module.
+// ratescope.decision.duration, in seconds, as in the Prometheus module:
+// from 50µs, where every decision in memory falls, doubling to about 1.6s,
+// past the Redis store's timeouts.
 var DefaultBuckets = []float64{
 	50e-6, 100e-6, 200e-6, 400e-6, 800e-6, 1.6e-3, 3.2e-3, 6.4e-3,
 	12.8e-3, 25.6e-3, 51.2e-3, 102.4e-3, 204.8e-3, 409.6e-3, 819.2e-3, 1.6384,
@@ -93,7 +93,7 @@ type RedisStats = counters.RedisStats
 // A Recorder counts the decisions and their cost itself, in a counter per
 // series, and the SDK reads them at each collection (observable counters);
 // only the duration goes through the SDK on each decision, the one
-// measurement whose value differs from decision to decision (ADR 0128).
+// measurement whose value differs from decision to decision.
 type Recorder struct {
 	decisions metric.Int64ObservableCounter
 	cost      metric.Int64ObservableCounter

@@ -1,9 +1,11 @@
 // Package prometheus exports ratescope's decisions and store counters as
-// Prometheus metrics. It is a module of its own
-// (github.com/ratescope/ratescope/prometheus), so that a user of ratescope
-// who does not use Prometheus never downloads its client.
+// Prometheus metrics: use it when your application serves a Prometheus
+// registry (the otel module is the choice for OpenTelemetry). It is a
+// module of its own (github.com/ratescope/ratescope/prometheus), so that a
+// user of ratescope who does not use Prometheus never downloads its client.
+// Users import it under a name such as rsprom.
 //
-// A [Collector] is the limiter's observation hook (core.Config.Observe)
+// A [Collector] is the limiter's observation hook ([core.Config.Observe])
 // and a prometheus.Collector:
 //
 //	metrics := rsprom.New(rsprom.Config{})

@@ -28,8 +28,8 @@ type Config struct {
 }
 
 // DefaultBuckets are the default bounds of the decision duration
-// histogram: from 50µs (above a decision in memory, which takes under a
-// microsecond) doubling to about 1.6s (a Redis timeout), in seconds.
+// histogram, in seconds: from 50µs, where every decision in memory falls,
+// doubling to about 1.6s, past the Redis store's timeouts.
 var DefaultBuckets = prom.ExponentialBuckets(50e-6, 2, 16)
 
 // StoreFailureCounter is what [Collector.Watch] reads

@@ -11,7 +11,7 @@ if go list -deps ./core/... | grep -E '^github.com/(gin-gonic/gin|labstack/echo)
   status=1
 fi
 # The example portal, which runs any of the three by flag, is a module of
-# its own (ADR 0126): go list ./... does not list it.
+# its own (ADR 0017): go list ./... does not list it.
 for pkg in $(go list ./...); do
   used=$(go list -deps "$pkg" | grep -E "$frameworks" || true)
   if [ "$(grep -c . <<<"$used")" -gt 1 ]; then

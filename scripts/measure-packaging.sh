@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures what a Gin-only, an Echo v4 and an Echo v5 user download under
-# three packagings of the Echo v5 middleware (ADR 0080):
+# three packagings of the Echo v5 middleware (ADR 0016):
 #   root    echo5limit is a package of the root module (the choice);
 #   nested  echo5limit is a module of its own, the root knows nothing of
 #           Echo v5 (the example portal could not run on Echo v5);

@@ -10,7 +10,7 @@
 #      repository to VERSION, with a replace line to the module's directory
 #      kept beside it, so that development inside the repository builds
 #      against the working tree while a user, for whom replace lines do not
-#      count, gets VERSION (ADR 0081);
+#      count, gets VERSION (CONTRIBUTING.md);
 #   2. checks that `go mod tidy` (GOWORK=off) leaves every go.mod and go.sum
 #      unchanged, and that the modules build and vet;
 #   3. gives CHANGELOG.md's Unreleased section the heading

@@ -1,5 +1,5 @@
 // Package wslimit limits a WebSocket API with a decaying balance of message
-// costs, the XRP Ledger server's model (see [core.BalanceScope]): every
+// costs, the XRP Ledger server's model (see [core]): every
 // message a caller sends is charged to its balance, and so, if asked, is
 // every message the server pushes to it; a caller at or above the warning
 // threshold is told to add "warning":"load" to its replies, and a caller
@@ -19,8 +19,10 @@
 //		err = conn.WriteJSON(ctx, core.WarnJSON(d.Load, reply))
 //	}
 //
-// The WebSocket implementation is github.com/coder/websocket, which has no
-// dependencies of its own (docs/adr/0022).
+// Use it for a WebSocket API; for JSON-RPC over HTTP, the middlewares'
+// NewBalance charge the same balance per request. The WebSocket
+// implementation is github.com/coder/websocket, which has no dependencies
+// of its own.
 package wslimit
 
 import (

@@ -365,7 +365,7 @@ func split(cmd *redis.Cmd, calls []*call) {
 // workers runs the round trips of a node's batches on goroutines that
 // outlive a batch: one waits up to senderIdle for the next round trip
 // before it exits, so that a node that keeps deciding does not start a
-// goroutine, and grow its stack, per batch (ADR 0043). A round trip that
+// goroutine, and grow its stack, per batch (ADR 0006). A round trip that
 // hangs keeps its goroutine, and the next one gets another.
 type workers struct {
 	jobs chan func() // unbuffered: a job is taken only by an idle worker
@@ -404,7 +404,7 @@ func (w *workers) work(job func()) {
 // deadline of its context, which reaches the socket when the client has
 // ContextTimeoutEnabled: 40 × timeout, and at least 10s, far past timeout,
 // so that a process too slow to read an answer in time does not turn it
-// into a failure (ADR 0041), but bounded, so that a wait ends whatever the
+// into a failure (ADR 0007), but bounded, so that a wait ends whatever the
 // process measures of its own lag, and a command the store gave up on does
 // not hold its connection for ever. A server whose goroutines wait 10s for
 // a CPU no longer serves its callers anyway.
@@ -442,7 +442,7 @@ func (l *liveness) answered(live []*call) {
 // await gives up at the first check that finds the process on time at or
 // after due + 2 x lag (it caught up, and the answer is still missing); at a
 // check that finds it lagging, only at or after due + 4 x lag and 4 x
-// timeout after the round trip was sent (the bound of ADR 0040, kept as a
+// timeout after the round trip was sent (the bound of ADR 0007, kept as a
 // floor: the lag it measures may be short of the reader's); and at ceiling
 // whatever happens. A process that is not slowed thus gives up at about
 // timeout.

@@ -199,7 +199,7 @@ func TestIdleStoreRunsNothing(t *testing.T) {
 
 // TestTimeoutInBatch pauses Redis under a burst of decisions: every caller
 // gives up after about Timeout (on a slowed process, while it lags, up to
-// the bound of ADR 0041), or at its own shorter deadline, whether its command
+// the bound of ADR 0007), or at its own shorter deadline, whether its command
 // was in flight or still queued behind a batch, and once Redis resumes the
 // store works again.
 func TestTimeoutInBatch(t *testing.T) {

@@ -147,7 +147,7 @@ func BenchmarkSlot(b *testing.B) {
 
 // BenchmarkBatchFloor measures what a script call that decides a batch of
 // 64 keys costs Redis per key, for scripts that do less and less of the
-// take script's work (ADR 0110), against the local Redis of TestMain: the
+// take script's work (ADR 0006), against the local Redis of TestMain: the
 // take script itself (two limits); a GET and a SET KEEPTTL of a 105-byte
 // value per key, with one TIME a call; a GET per key; and nothing but a
 // small answer per key. Every call decides 64 keys of 10,000 callers in

@@ -125,7 +125,7 @@ func TestBreaker(t *testing.T) {
 // the call must give up: at about Timeout in a process that is not slowed
 // (TestQuietProcessGivesUp, without the race detector), within the
 // documented bound in one as slowed as this package's tests under -race
-// beside the other packages' (ADR 0041).
+// beside the other packages' (ADR 0007).
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 // lag measures how far behind the process runs: how long a goroutine that
 // is ready to run waits for a CPU. The goroutine that reads Redis's answer
 // is woken by the network and waits its turn like any other, so an answer
-// that Redis sent in time is read that much later (ADR 0041). One lag
+// that Redis sent in time is read that much later (ADR 0007). One lag
 // belongs to one wait (await): it keeps the scheduler's counts of the
 // previous reading, so that the next one sees only what happened since.
 //

@@ -244,7 +244,7 @@ func TestBurstDistinctCallers(t *testing.T) {
 	}
 }
 
-// TestSlowProcess holds the rule of ADR 0041: a process slowed by its own
+// TestSlowProcess holds the rule of ADR 0007: a process slowed by its own
 // CPU-bound goroutines still counts a burst on a healthy Redis at the
 // default Timeout, and still gives up on a paused one. With GOMAXPROCS 1
 // and 30 goroutines that only burn CPU (each preempted after about 10ms),
@@ -371,7 +371,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 			// The store gave up by itself, not at the client's read
 			// timeout (3s, "i/o timeout"): about Timeout on a quiet
 			// process, longer on one that lags, as under -race beside
-			// the other packages' tests (ADR 0041).
+			// the other packages' tests (ADR 0007).
 			assert.Less(t, time.Duration(o.slowest.Load()), bound(timeout), "each waits at most the documented bound")
 			if assert.Error(t, o.firstErr) {
 				msg := o.firstErr.Error()
@@ -410,7 +410,7 @@ func TestPausedWithoutContextTimeouts(t *testing.T) {
 }
 
 // masterOf returns the address of the master that holds the counts of the
-// user id: the slot of the key's hash tag, "{u" + id + "}" (ADR 0003).
+// user id: the slot of the key's hash tag, "{u" + id + "}" (ADR 0005).
 func masterOf(t testing.TB, c *redis.ClusterClient, id string) string {
 	m, err := c.MasterForKey(context.Background(), "{u"+id+"}")
 	require.NoError(t, err)
@@ -535,7 +535,7 @@ func clusterMasterDown(t *testing.T, d time.Duration) *downOutcome {
 	assert.Less(t, p99, 5*time.Millisecond, "an open breaker answers at once")
 	assert.Positive(t, o.dead.total(), "some callers live on the dead master")
 	assert.Equal(t, o.dead.total(), o.dead.failed.Load(), "callers on the dead master fail open: nothing refused")
-	// A slowed process waits on while it lags (ADR 0041); the breaker
+	// A slowed process waits on while it lags (ADR 0007); the breaker
 	// opened within the run (fastFails above).
 	assert.Less(t, time.Duration(o.dead.slowest.Load()), bound(timeout), "within the bound")
 	assert.Equal(t, 1, st.OpenNodes, "only the dead master's breaker is open")

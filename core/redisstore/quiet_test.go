@@ -31,7 +31,7 @@ import (
 // no race detector, and nothing else running in it (make quiet runs it
 // apart, as make allocs runs the allocation tests). A decision alone, then
 // 64 at once, give up at about Timeout (50ms), well before the ceiling of
-// 40 × Timeout (2s) that a slowed process may wait (ADR 0041).
+// 40 × Timeout (2s) that a slowed process may wait (ADR 0007).
 func TestQuietProcessGivesUp(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
@@ -172,7 +172,7 @@ func TestRedisSlow(t *testing.T) {
 	took := time.Since(start)
 	t.Logf("during an 11s sleep, a decision failed open after %s", took)
 	// About Timeout on an idle process; a slowed process waits on while it
-	// lags, at most 10s (ADR 0041): either way, it gave up before the
+	// lags, at most 10s (ADR 0007): either way, it gave up before the
 	// sleep was over, or Redis would have answered.
 	assert.Error(t, err)
 	assert.Less(t, took, 11*time.Second)

@@ -22,7 +22,7 @@ import (
 // it, without asking Redis, until a request of cost 1 would have fitted
 // (at most the longest period), unless Config.CacheMaxAge bounds it; run
 // those processes with CacheSize -1 if a reset must free a blocked caller
-// everywhere at once (ADR 0100).
+// everywhere at once.
 //
 // The command is not sent through the circuit breaker or batched: a reset
 // is rare and its caller waits for its answer, within ctx. The error is

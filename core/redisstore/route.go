@@ -73,7 +73,7 @@ func (ns *nodes) each(f func(*node)) {
 
 // grouping says which take decisions of a batch may share a script call:
 // the keys of one call must live on one node, and on a cluster in one
-// hash slot (ADR 0110).
+// hash slot (ADR 0006).
 type grouping int
 
 const (

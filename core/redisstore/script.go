@@ -10,7 +10,7 @@ import (
 )
 
 // takeScript decides the requests of a batch, one per key, in one call
-// (ADR 0110): KEYS[d] is the key of decision d, ARGV[2d-1] and ARGV[2d]
+// (ADR 0006): KEYS[d] is the key of decision d, ARGV[2d-1] and ARGV[2d]
 // its arguments, laid out as ARGV[1] and ARGV[2] below (those of the
 // one-key script of v0.1.0, which shares keys and values with it). The
 // decisions are made in the order of KEYS, each on its own key as if it
@@ -48,7 +48,7 @@ import (
 // value in milliseconds (valueTTL, rounded up), which it sets at most once
 // a bucket of the longest window and keeps otherwise. They come packed
 // and precomputed because converting a decimal argument to a number costs
-// Redis more than the rest of a decision's arithmetic (ADR 0043).
+// Redis more than the rest of a decision's arithmetic (ADR 0006).
 //
 // An admitted request gets {1, then each window's remaining, then the time
 // it was counted at (µs)}: its reset is the window's period and it waits
@@ -72,7 +72,7 @@ func valueTTL(longest time.Duration) time.Duration {
 }
 
 // nowLua sets the local now, in microseconds since the Unix epoch, from
-// ARGV[1], or from the server's clock when ARGV[1] is negative (ADR 0003):
+// ARGV[1], or from the server's clock when ARGV[1] is negative (ADR 0005):
 // the start of the balance script.
 const nowLua = `local now = tonumber(ARGV[1])
 if now < 0 then

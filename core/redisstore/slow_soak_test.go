@@ -13,7 +13,7 @@ import (
 	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
-// TestSoakSlowProcess measures the curve of ADR 0041: a burst of 10,000
+// TestSoakSlowProcess measures the curve of ADR 0007: a burst of 10,000
 // decisions for one caller on a healthy Redis server, with the default
 // Timeout, while busy goroutines slow the process down; it prints, per
 // number of busy goroutines, the slowdown of a fixed CPU task and the share

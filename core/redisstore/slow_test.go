@@ -10,7 +10,7 @@ import (
 )
 
 // bound is the longest a decision may wait for a Redis that does not answer,
-// as documented (ADR 0041): the store's ceiling, 40 × timeout and at least
+// as documented (ADR 0007): the store's ceiling, 40 × timeout and at least
 // 10s, then a few seconds for the caller's own turn in a process that lags
 // by seconds. About timeout when the process is not slowed
 // (TestQuietProcessGivesUp).

@@ -1,5 +1,5 @@
 // Command portal is an example API limited by ratescope, on Gin, Echo v4
-// or Echo v5. It is a module of its own (ADR 0126); from the root of the
+// or Echo v5. It is a module of its own (ADR 0017); from the root of the
 // repository:
 //
 //	go -C examples/portal run . [-addr 127.0.0.1:8080] [-framework gin|echo|echo5]

@@ -43,7 +43,7 @@ type Settings struct {
 	MaxEntries int
 	// LoggedBy says who wrote the log: "proxy" (the default), a reverse
 	// proxy in front of the application, or "app", the application
-	// itself. See docs/adr/0090.
+	// itself. See docs/adr/0019-replaying-access-logs.md.
 	LoggedBy string
 	// ProxyAddr is the address of the proxy that wrote the log, the peer
 	// of every request the application received, when LoggedBy is

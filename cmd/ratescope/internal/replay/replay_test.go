@@ -214,7 +214,7 @@ func TestPacedCallers(t *testing.T) {
 	assert.Equal(t, int64(700), fast.Requests)
 	allowed := fast.Requests - fast.Refused
 	// Ten disjoint minutes hold at most 60 each; an even pace within
-	// 20/21 of the limit is always served (docs/adr/0001).
+	// 20/21 of the limit is always served (docs/adr/0001-counting-algorithm.md).
 	assert.LessOrEqual(t, allowed, int64(600))
 	assert.GreaterOrEqual(t, allowed, int64(600*20/21))
 	assert.InDelta(t, 70, fast.PeakMinute, 1, "70 a minute, to the second")

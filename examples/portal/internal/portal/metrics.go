@@ -15,7 +15,7 @@ import (
 // Metrics counts the limiter's decisions and writes them in the Prometheus
 // text format, for GET /metrics with -metrics prometheus. It is written
 // without the Prometheus client, which the portal needed none of when it
-// was in ratescope's root module (ADR 0034); an application uses the
+// was in ratescope's root module (ADR 0017); an application uses the
 // Collector of github.com/ratescope/ratescope/prometheus instead. Its
 // methods are safe for concurrent use.
 type Metrics struct {
