@@ -30,14 +30,14 @@ func BenchmarkDecision(b *testing.B) {
 	}{
 		{"ratescope-refused", func(tb testing.TB) decider {
 			lim := newRatescopeHeaders(tb, benchmarks.Limit, core.HeadersRefused)
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			if err != nil {
 				tb.Fatal(err)
 			}
 			ctx := context.Background()
 			return func(r *http.Request) bool {
 				var t core.Ticket
-				g.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", "")})
+				g.Check(ctx, &t, core.Call{Caller: lim.Caller(r, core.Caller{})})
 				return t.Allowed()
 			}
 		}},

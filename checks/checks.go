@@ -400,7 +400,7 @@ func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request
 		// The framework's address is ratescope's caller if ratescope
 		// counts it there: the same IPv4 address, or an IPv6 address in
 		// the network (/64 by default) it counts.
-		counted := lim.Caller(r, "", "").Network()
+		counted := lim.Caller(r, core.Caller{}).Network()
 		ours := counted.Addr().String()
 		if a, err := netip.ParseAddr(theirs); err != nil || !counted.Contains(a.Unmap()) {
 			return []Message{{

@@ -260,7 +260,7 @@ func TestClientIP(t *testing.T) {
 
 	// One that agrees: the last entry, as NumProxies 1 says.
 	last := func(r *http.Request) string {
-		return lim.Caller(r, "", "").Network().Addr().String()
+		return lim.Caller(r, core.Caller{}).Network().Addr().String()
 	}
 	assert.Empty(t, checks.ClientIP(lim, "Gin", last))
 }

@@ -34,7 +34,7 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	})
 	assert.Zero(t, allocs, "AllowN without a hook")
 
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	h := http.Header{}
 	allocs = testing.AllocsPerRun(100, func() { decisionSink = g.Decide(ctx, ip, h) })
@@ -49,7 +49,7 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 	allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: ip, Exempt: true}) })
 	assert.Zero(t, allocs, "Guard.Check of an exempt caller")
 
-	gb, err := lim.NewGuard(core.GuardConfig{})
+	gb, err := core.NewGuard(core.GuardConfig{Limiter: lim})
 	require.NoError(t, err)
 	giveBack := testing.AllocsPerRun(100, func() {
 		gb.Check(ctx, &tk, core.Call{Caller: ip})
@@ -70,7 +70,7 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	ctx := context.Background()
 	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	h := http.Header{}
 	var tk core.Ticket
@@ -79,13 +79,13 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	assert.Equal(t, core.OutcomeExempt, tk.Decision().Outcome)
 
 	office := newLimiter(t, core.Config{NumProxies: core.Proxies(1), ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}})
-	g, err = office.Guard("api", 1)
+	g, err = core.NewGuard(core.GuardConfig{Limiter: office, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 	r.RemoteAddr = "10.0.0.1:443"
 	r.Header.Set("X-Forwarded-For", "198.51.100.7")
 	for _, user := range []string{"", "alice"} {
-		allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: office.Caller(r, "", user), Header: h}) })
+		allocs = testing.AllocsPerRun(100, func() { g.Check(ctx, &tk, core.Call{Caller: office.Caller(r, core.UserCaller(user)), Header: h}) })
 		assert.Zero(t, allocs, "Limiter.Caller and Guard.Check of a caller in an exempt network (user %q)", user)
 		assert.Equal(t, core.OutcomeExempt, tk.Decision().Outcome)
 	}
@@ -97,7 +97,7 @@ func TestNoAllocationForPlans(t *testing.T) {
 		"api.user":      "2000000000/min",
 		"api.user@gold": "2000000000/min",
 	}})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	h := http.Header{}
 	var tk core.Ticket

@@ -140,16 +140,11 @@ func (e *exemptions) match(c Caller) bool {
 // request's address is found for every kind of caller, and the caller
 // carries whether it is in one of them; an address that could not be read
 // as configured is in none.
-func (l *Limiter) exemptCaller(r *http.Request, key, user string) Caller {
+func (l *Limiter) exemptCaller(r *http.Request, user Caller) Caller {
 	a, asConfigured := l.clientAddr(r)
-	var c Caller
-	switch {
-	case key != "":
-		c = KeyCaller(key)
-	case user != "":
-		c = UserCaller(user)
-	default:
-		c = Caller{network: network(a, l.bits6)}
+	c := Caller{user: user.user}
+	if c.user == "" {
+		c.network = network(a, l.bits6)
 	}
 	c.fromNet = netNotExempt
 	if asConfigured && a.IsValid() && l.exempt.nets.contains(a) {

@@ -64,14 +64,21 @@ func TestExemptNetworksAndUsers(t *testing.T) {
 				ExemptUsers:    core.UserIDs{"monitor"},
 				Observe:        obs.observe,
 			})
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			r.RemoteAddr = tt.remoteAddr
 			if tt.forwarded != "" {
 				r.Header.Set("X-Forwarded-For", tt.forwarded)
 			}
-			caller := lim.Caller(r, tt.key, tt.user)
+			var user core.Caller
+			switch {
+			case tt.key != "":
+				user = core.KeyCaller(tt.key)
+			case tt.user != "":
+				user = core.UserCaller(tt.user)
+			}
+			caller := lim.Caller(r, user)
 			want := core.OutcomeAllowed
 			if tt.exempt {
 				want = core.OutcomeExempt
@@ -149,7 +156,7 @@ func TestExemptCallerUnchangedWithoutNetworks(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, "", "alice"), "no exempt networks: a caller compares as before")
+	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, core.UserCaller("alice")), "no exempt networks: a caller compares as before")
 }
 
 func TestExemptConfigErrors(t *testing.T) {
@@ -230,7 +237,7 @@ func TestShortForwardedForIsNeverExempt(t *testing.T) {
 				r.Header.Set("X-Forwarded-For", tt.forwarded)
 			}
 			for _, user := range []string{"", "alice"} {
-				caller := lim.Caller(r, "", user)
+				caller := lim.Caller(r, core.UserCaller(user))
 				var allowed int
 				for range 5 {
 					d, err := lim.Allow(context.Background(), "api", caller)

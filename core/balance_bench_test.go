@@ -46,7 +46,7 @@ func BenchmarkCharge(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := bal.Decide(ctx, lim.Caller(r, "", ""), 0, h); !d.Allowed {
+					if d := bal.Decide(ctx, lim.Caller(r, core.Caller{}), 0, h); !d.Allowed {
 						b.Fatal("dropped")
 					}
 				}

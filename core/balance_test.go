@@ -307,7 +307,7 @@ func TestWarnJSON(t *testing.T) {
 func TestLoadWarningHeader(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Scopes: []core.Scope{{Name: "api", Anon: []core.Rate{core.PerMinute(10)}, User: []core.Rate{core.PerMinute(10)}}}})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	var got []string
 	for range 10 {

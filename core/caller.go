@@ -141,27 +141,21 @@ func (c Caller) String() string {
 	return c.network.String()
 }
 
-// Caller returns who made r, as the application knows it: the caller
-// counted by key if key is not empty ([KeyCaller]: an API key, a plan and
-// key), otherwise the signed-in user if user is not empty ([UserCaller]),
-// otherwise an anonymous caller counted by the network of its address (as
-// Config.NumProxies and Config.TrustedProxies say, then the IPv6 prefix).
-// Every adapter finds its callers so.
+// Caller returns who made r: user, the signed-in caller the application
+// found ([UserCaller] or [KeyCaller]), or for an anonymous request (user is
+// the zero Caller, or any anonymous one) the caller counted by the network
+// of r's address, as Config.NumProxies and Config.TrustedProxies say. Every
+// adapter finds its callers so.
 //
-// With Config.ExemptNetworks, the request's address is found for every
-// kind of caller, and the caller carries whether that address, read as
-// configured, is in one of them (see [Config.ExemptNetworks]): such a
-// Caller differs, compared with ==, from one built from its id or
-// network alone.
-func (l *Limiter) Caller(r *http.Request, key, user string) Caller {
+// With Config.ExemptNetworks, the caller carries whether r's address, read
+// as configured, is in one of them, whatever its kind: such a Caller
+// differs, compared with ==, from one built from its id or network alone.
+func (l *Limiter) Caller(r *http.Request, user Caller) Caller {
 	if l.exempt != nil && len(l.exempt.nets) > 0 {
-		return l.exemptCaller(r, key, user)
+		return l.exemptCaller(r, user)
 	}
-	if key != "" {
-		return KeyCaller(key)
-	}
-	if user != "" {
-		return UserCaller(user)
+	if user.user != "" {
+		return Caller{user: user.user}
 	}
 	a, _ := l.clientAddr(r)
 	return Caller{network: network(a, l.bits6)}

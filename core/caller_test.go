@@ -97,7 +97,7 @@ func TestLimiterCaller(t *testing.T) {
 			if tc.xff != "" {
 				r.Header.Set("X-Forwarded-For", tc.xff)
 			}
-			c := lim.Caller(r, "", tc.user)
+			c := lim.Caller(r, core.UserCaller(tc.user))
 			assert.Equal(t, tc.want, c.String())
 			assert.Equal(t, tc.kind, c.Kind())
 		})
@@ -107,18 +107,18 @@ func TestLimiterCaller(t *testing.T) {
 	// another caller.
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "[2001:db8:1:2::1]:1"
-	a := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, "", "")
+	a := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, core.Caller{})
 	r.RemoteAddr = "[2001:db8:1:2:ffff:ffff:ffff:ffff]:1"
-	b := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, "", "")
+	b := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, core.Caller{})
 	assert.Equal(t, a, b)
 	r.RemoteAddr = "[2001:db8:1:3::1]:1"
-	c := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, "", "")
+	c := newLimiter(t, core.Config{NumProxies: core.Proxies(0)}).Caller(r, core.Caller{})
 	assert.NotEqual(t, a, c)
 	assert.NotEqual(t, a.Network(), c.Network())
 
 	// The prefix length is configurable.
 	r.RemoteAddr = "[2001:db8:1:3::1]:1"
-	full := newLimiter(t, core.Config{NumProxies: core.Proxies(0), IPv6Bits: 128}).Caller(r, "", "")
+	full := newLimiter(t, core.Config{NumProxies: core.Proxies(0), IPv6Bits: 128}).Caller(r, core.Caller{})
 	assert.Equal(t, "2001:db8:1:3::1", full.String())
 }
 

@@ -38,7 +38,7 @@ func ExampleConfig_exemptNetworks() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -50,7 +50,7 @@ func ExampleConfig_exemptNetworks() {
 		r.Header.Set("X-Forwarded-For", who.addr)
 		var t core.Ticket
 		for range 2 {
-			g.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, "", who.user), Header: http.Header{}})
+			g.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, core.UserCaller(who.user)), Header: http.Header{}})
 		}
 		fmt.Printf("%s %q: second request %s\n", who.addr, who.user, t.Decision().Outcome)
 	}

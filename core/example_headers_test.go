@@ -32,7 +32,7 @@ func ExampleHeaderMode() {
 	if err != nil {
 		panic(err)
 	}
-	guard, err := lim.Guard(core.DefaultScope, 1)
+	guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: core.DefaultScope, Cost: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -41,7 +41,7 @@ func ExampleHeaderMode() {
 	for range 2 {
 		h := http.Header{}
 		var t core.Ticket
-		guard.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
+		guard.Check(context.Background(), &t, core.Call{Caller: lim.Caller(r, core.Caller{}), Header: h})
 		fmt.Println(t.Allowed(), slices.Sorted(maps.Keys(h)))
 	}
 	// Output:

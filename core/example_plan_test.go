@@ -25,7 +25,7 @@ func ExampleCall_plan() {
 		fmt.Println(err)
 		return
 	}
-	guard, err := lim.Guard("api", 1)
+	guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -95,7 +95,7 @@ func ExampleConfig_trustedProxies() {
 		r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 		r.RemoteAddr = peer
 		r.Header.Set("X-Forwarded-For", "198.51.100.66, 192.0.2.7, 10.0.0.2")
-		fmt.Println(peer, "->", lim.Caller(r, "", ""))
+		fmt.Println(peer, "->", lim.Caller(r, core.Caller{}))
 	}
 	// Output:
 	// 10.0.0.1:443 -> 192.0.2.7

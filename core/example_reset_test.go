@@ -35,7 +35,7 @@ func ExampleLimiter_Reset() {
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 	r.RemoteAddr = "203.0.113.7:41000"
 	request := func() {
-		d, err := lim.Allow(ctx, "api", lim.Caller(r, "", ""))
+		d, err := lim.Allow(ctx, "api", lim.Caller(r, core.Caller{}))
 		if err != nil {
 			panic(err)
 		}

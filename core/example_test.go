@@ -80,7 +80,7 @@ func ExampleLimiter_Allow() {
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 	r.RemoteAddr = "203.0.113.7:41000"
 	for range 3 {
-		d, err := lim.Allow(context.Background(), "api", lim.Caller(r, "", ""))
+		d, err := lim.Allow(context.Background(), "api", lim.Caller(r, core.Caller{}))
 		if err != nil {
 			panic(err)
 		}
@@ -115,7 +115,7 @@ func ExampleLimiter_Caller() {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = peer
 		r.Header.Set("X-Forwarded-For", forwarded)
-		return lim.Caller(r, "", "").String()
+		return lim.Caller(r, core.Caller{}).String()
 	}
 	// No proxy: the caller connects directly and the header is ignored.
 	fmt.Println(counted(core.Proxies(0), "203.0.113.7:41000", "198.51.100.1"))

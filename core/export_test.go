@@ -74,5 +74,8 @@ func (g *Guard) ForPlan(plan string) *Guard { return g.forPlan(plan) }
 
 // WithRouteCosts is withRouteCosts.
 func (g *Guard) WithRouteCosts(costs map[string]int64) (*Guard, error) {
-	return g.withRouteCosts(costs)
+	if err := (GuardConfig{Limiter: g.lim, Scope: g.scope.name, RouteCosts: costs}).Validate(); err != nil {
+		return nil, err
+	}
+	return g.withRouteCosts(costs), nil
 }

@@ -67,7 +67,7 @@ func TestFailClosed(t *testing.T) {
 			})
 			for _, scope := range []string{"login", "pay"} {
 				for range 10 {
-					g, err := lim.Guard(scope, 1)
+					g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: scope, Cost: 1})
 					require.NoError(t, err)
 					h := http.Header{}
 					d := g.Decide(context.Background(), anonCaller("192.0.2.1"), h)
@@ -182,7 +182,7 @@ func TestProblem(t *testing.T) {
 func TestExposedHeaders(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "1/min,10/day"}, LegacyHeaders: true, LoadRatio: 0.01})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	h := http.Header{}
 	g.Decide(context.Background(), anonCaller("192.0.2.1"), h)

@@ -61,7 +61,8 @@ func check(g *core.Guard, caller core.Caller) *core.Ticket {
 
 func newGuard(t *testing.T, lim *core.Limiter, cfg core.GuardConfig) *core.Guard {
 	t.Helper()
-	g, err := lim.NewGuard(cfg)
+	cfg.Limiter = lim
+	g, err := core.NewGuard(cfg)
 	require.NoError(t, err)
 	return g
 }

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 )
@@ -10,7 +8,7 @@ import (
 // A Guard decides the requests of one scope, each at its route's cost and
 // its caller's plan: what a middleware does for every request, in the same
 // way for every framework ([Guard.Check]). Build it once per middleware
-// with [Limiter.NewGuard]; it is safe for concurrent use.
+// with [NewGuard]; it is safe for concurrent use.
 type Guard struct {
 	lim   *Limiter
 	scope *scopeLimits
@@ -26,21 +24,6 @@ type Guard struct {
 // DefaultScope is the name of the scope of [DefaultScopes], which the
 // adapters' middlewares decide in unless told otherwise.
 const DefaultScope = "api"
-
-// Guard is shorthand for NewGuard(GuardConfig{Scope: scope, Cost: cost}),
-// except that an empty scope or a zero cost is an error: a Guard for
-// requests of the given cost in scope. A cost above the smallest limit of
-// a kind of caller is clamped to it, as [Limiter.AllowN] says, and logged
-// as a warning.
-func (l *Limiter) Guard(scope string, cost int64) (*Guard, error) {
-	if err := l.checkCost(scope, cost); err != nil {
-		return nil, err
-	}
-	g := &Guard{lim: l, scope: l.scopes[scope], raw: cost}
-	g.cost = g.clamped("", cost)
-	g.withPlans(cost, nil)
-	return g, nil
-}
 
 // clamped returns cost for each kind of caller, clamped, and logs a
 // warning for each kind it had to clamp.
@@ -59,36 +42,23 @@ func (g *Guard) clamped(route string, cost int64) [2]int64 {
 
 // withRouteCosts returns a copy of g that decides a request to one of the
 // routes of costs at that route's cost ([GuardConfig.RouteCosts]), and
-// any other request at g's cost, in one decision. A cost below 1 is an
-// error; one above a limit is clamped, as for [Limiter.Guard]. The copy's
+// any other request at g's cost, in one decision. A cost above a limit is
+// clamped, as for [NewGuard]. The copy's
 // plans (forPlan) have the same costs, clamped to their own limits; called
 // on a plan's Guard, it returns the copy's Guard of that plan.
-func (g *Guard) withRouteCosts(costs map[string]int64) (*Guard, error) {
+func (g *Guard) withRouteCosts(costs map[string]int64) *Guard {
 	if plan := g.scope.kinds[User].plan; plan != "" {
 		// A plan's Guard: give the scope's own Guard the costs, and
 		// return its copy for the plan.
-		c, err := g.plans[""].withRouteCosts(costs)
-		if err != nil {
-			return nil, err
-		}
-		return c.plans[plan], nil
+		return g.plans[""].withRouteCosts(costs).plans[plan]
 	}
 	c := *g
 	c.costs = make(map[string][2]int64, len(costs))
-	var errs []error
 	for _, route := range slices.Sorted(maps.Keys(costs)) {
-		cost := costs[route]
-		if cost < 1 {
-			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more; leave the route out of RouteCosts for the middleware's own cost", cost, route))
-			continue
-		}
-		c.costs[route] = c.clamped(route, cost)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		c.costs[route] = c.clamped(route, costs[route]) // validated by GuardConfig.Validate
 	}
 	c.withPlans(c.raw, costs)
-	return &c, nil
+	return &c
 }
 
 // routeCost returns the cost a request by a caller of kind k to route is

@@ -29,7 +29,7 @@ func TestHeaderModeAllocations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2000000000/min,2000000000/day"}, Headers: tc.mode})
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			h := http.Header{}
 			var d core.Decision
@@ -39,7 +39,7 @@ func TestHeaderModeAllocations(t *testing.T) {
 			assert.Equal(t, tc.served, allocs, "served")
 
 			tight := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "1/min,1000/day"}, Headers: tc.mode})
-			g, err = tight.Guard("api", 1)
+			g, err = core.NewGuard(core.GuardConfig{Limiter: tight, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			g.DecideInto(ctx, &d, ip, "", h)
 			allocs = testing.AllocsPerRun(100, func() { g.DecideInto(ctx, &d, ip, "", h) })

@@ -36,7 +36,7 @@ func BenchmarkDecideHeaders(b *testing.B) {
 					b.Fatal(err)
 				}
 				reqs := benchRequests(bc.callers, "/api/records")
-				guard, err := lim.Guard("api", 1)
+				guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -51,7 +51,7 @@ func BenchmarkDecideHeaders(b *testing.B) {
 						i++
 						clear(h)
 						r := reqs[i%len(reqs)]
-						guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
+						guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, core.Caller{}), Header: h})
 						if !t.Allowed() {
 							b.Fatal("denied")
 						}

@@ -104,7 +104,7 @@ func TestHeaderModes(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true, LoadRatio: 0.4, Headers: tc.mode, Shadow: tc.shadow})
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			ip := anonCaller("192.0.2.7")
 			for i, want := range [][]string{tc.served, tc.served, tc.refused} {

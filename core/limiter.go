@@ -240,7 +240,7 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 		return d, l.checkCost(scope, cost)
 	}
 	start := l.start()
-	l.decide(ctx, s, caller, s.kinds[caller.Kind()].clampCost(cost), &d)
+	l.decide(ctx, s, caller, s.kinds[caller.Kind()].clampCost(cost), false, &d)
 	l.observe(ctx, &d, start)
 	return d, nil
 }
@@ -267,9 +267,11 @@ func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, 
 	}
 }
 
-// decide fills d with the decision on a request whose cost fits the scope.
-func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cost int64, d *Decision) {
-	if l.exempt != nil && l.exempt.match(caller) {
+// decide fills d with the decision on a request whose cost fits the scope:
+// the one place that exempts a caller, when the application's own rule
+// (exempt) or the allowlists say so.
+func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cost int64, exempt bool, d *Decision) {
+	if exempt || l.exempt != nil && l.exempt.match(caller) {
 		exemptDecision(d, s, caller, cost)
 		return
 	}

@@ -35,7 +35,7 @@ func BenchmarkDecide(b *testing.B) {
 				b.Fatal(err)
 			}
 			reqs := benchRequests(bc.callers, "/api/records")
-			guard, err := lim.Guard("api", 1)
+			guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -49,7 +49,7 @@ func BenchmarkDecide(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h}); !t.Allowed() {
+					if guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, core.Caller{}), Header: h}); !t.Allowed() {
 						b.Fatal("denied")
 					}
 				}
@@ -102,7 +102,7 @@ func BenchmarkDecideModes(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			guard, err := lim.Guard("api", 1)
+			guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func BenchmarkDecideModes(b *testing.B) {
 				h := http.Header{}
 				var t core.Ticket
 				for pb.Next() {
-					guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, "", ""), Header: h})
+					guard.Check(ctx, &t, core.Call{Caller: lim.Caller(r, core.Caller{}), Header: h})
 				}
 			})
 		})

@@ -303,15 +303,15 @@ func TestGuard(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}})
-	_, err := lim.Guard("nope", 1)
+	_, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "nope", Cost: 1})
 	assert.ErrorContains(t, err, "unknown scope")
-	_, err = lim.Guard("api", -1)
+	_, err = core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: -1})
 	assert.ErrorContains(t, err, "cost -1")
 
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
-	caller := lim.Caller(r, "", "")
+	caller := lim.Caller(r, core.Caller{})
 	h := http.Header{}
 	d := g.Decide(ctx, caller, h)
 	assert.True(t, d.Allowed)
@@ -329,12 +329,17 @@ func TestGuard(t *testing.T) {
 	assert.Equal(t, `"api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400`, first)
 	assert.Equal(t, "60", h3.Get("Retry-After"))
 
-	// No default is read into an empty scope or a zero cost: the adapters'
-	// configurations hold the defaults.
-	_, err = lim.Guard("", 1)
-	assert.ErrorContains(t, err, `unknown scope ""`)
-	_, err = lim.Guard(core.DefaultScope, 0)
-	assert.ErrorContains(t, err, "cost 0")
+	// The defaults are read once, by NewGuard: the zero scope is "api",
+	// the zero cost 1; a cost below 1 is an error, reported by Validate
+	// alike.
+	zero, err := core.NewGuard(core.GuardConfig{Limiter: lim})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), zero.Decide(ctx, core.UserCaller("zero"), http.Header{}).Cost)
+	bad := core.GuardConfig{Limiter: lim, Cost: -1}
+	_, err = core.NewGuard(bad)
+	assert.ErrorContains(t, err, "cost -1")
+	assert.Equal(t, err, bad.Validate())
+	assert.ErrorContains(t, core.GuardConfig{}.Validate(), "GuardConfig.Limiter is nil")
 
 	ex := g.Exempt(context.Background(), core.UserCaller("root"))
 	assert.True(t, ex.Allowed)
@@ -482,7 +487,7 @@ func TestCheckedByOutcome(t *testing.T) {
 			}
 		})
 	}
-	g, err := newLimiter(t, core.Config{}).Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: newLimiter(t, core.Config{}), Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	var d core.Decision
 	g.ExemptInto(ctx, &d, who, "")
@@ -500,10 +505,10 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 		Scopes:   append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}}),
 		Balances: []core.BalanceScope{{Name: "ledger"}},
 	})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	_, allowErr := lim.Allow(ctx, "export", anonCaller("192.0.2.1"))
-	_, guardErr := lim.Guard("export", 1)
+	_, guardErr := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "export", Cost: 1})
 	_, balanceErr := lim.BalanceGuard("rpc")
 	_, routeErr := g.WithRouteCosts(map[string]int64{"/api/export": 0})
 	_, rateErr := core.ParseRates("60/min,100/1m")

@@ -25,7 +25,7 @@ func BenchmarkDecidePlan(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	guard, err := lim.Guard("api", 1)
+	guard, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

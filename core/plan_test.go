@@ -134,7 +134,7 @@ func TestForPlan(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
 	var log bytes.Buffer
 	lim := planLimiter(t, clock, &log)
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	alice := core.UserCaller("alice")
 	decide := func(plan string, caller core.Caller) (core.Decision, http.Header) {
@@ -200,7 +200,7 @@ func TestForPlanWithoutPlans(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
 	lim := newLimiter(t, core.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	assert.Same(t, g, g.ForPlan(""))
 	assert.Same(t, g, g.ForPlan("gold"), "an unknown plan: the scope's rates")
@@ -213,7 +213,7 @@ func TestForPlanCosts(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
 	var log bytes.Buffer
 	lim := planLimiter(t, clock, &log)
-	g, err := lim.Guard("api", 7)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 7})
 	require.NoError(t, err)
 	assert.Contains(t, log.String(), "kind=user", "7 is above api.user's 5/min")
 	assert.NotContains(t, log.String(), "plan=silver", "7 fits silver's 8/min")

@@ -112,7 +112,7 @@ func TestShadowScopes(t *testing.T) {
 func TestHeaderValuesDoNotShareRoom(t *testing.T) {
 	t.Parallel()
 	lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "1/min,5/day"}})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	for _, allowed := range []bool{true, false} {
 		h := http.Header{}
@@ -175,14 +175,14 @@ func TestKeyCallersApartFromUsers(t *testing.T) {
 	assert.Equal(t, "x", k)
 	assert.Equal(t, core.User, key.Kind())
 	for _, id := range []string{"x", "key:x", "\x00key:x", "\x00"} {
-		c := lim.Caller(r, "", id)
+		c := lim.Caller(r, core.UserCaller(id))
 		assert.NotEqual(t, key, c, "user id %q", id)
 		_, ok := c.CountedKey()
 		assert.False(t, ok, "user id %q is no key", id)
 	}
-	assert.NotEqual(t, lim.Caller(r, "", "\x00a"), lim.Caller(r, "", "\x00\x00a"), "escaping keeps ids apart")
-	assert.Equal(t, key, lim.Caller(r, "x", "alice"), "a key wins over a user")
-	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, "", "alice"))
+	assert.NotEqual(t, lim.Caller(r, core.UserCaller("\x00a")), lim.Caller(r, core.UserCaller("\x00\x00a")), "escaping keeps ids apart")
+	assert.Equal(t, key, lim.Caller(r, core.KeyCaller("x")), "a key is counted as itself")
+	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, core.UserCaller("alice")))
 }
 
 func TestRateTable(t *testing.T) {

@@ -3,10 +3,12 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync/atomic"
-	"time"
 )
 
 // This file holds the request pipeline that every middleware runs, in the
@@ -17,6 +19,9 @@ import (
 // GuardConfig configures a [Guard], built by [Limiter.NewGuard]. Zero fields
 // take the defaults stated on each.
 type GuardConfig struct {
+	// Limiter decides the requests. Required.
+	Limiter *Limiter
+
 	// Scope is the scope the requests are decided in. Default:
 	// [DefaultScope], "api".
 	Scope string
@@ -33,24 +38,51 @@ type GuardConfig struct {
 	RouteCosts map[string]int64
 }
 
-// NewGuard returns a Guard for cfg, or an error naming what is wrong with
-// it (an unknown scope, wrapping [ErrUnknownScope]; a cost below 1), so that a route set
-// up badly fails at startup rather than on a request.
-func (l *Limiter) NewGuard(cfg GuardConfig) (*Guard, error) {
-	if cfg.Scope == "" {
-		cfg.Scope = DefaultScope
-	}
-	if cfg.Cost == 0 {
-		cfg.Cost = 1
-	}
-	g, err := l.Guard(cfg.Scope, cfg.Cost)
-	if err == nil && len(cfg.RouteCosts) > 0 {
-		g, err = g.withRouteCosts(cfg.RouteCosts)
-	}
-	if err != nil {
+// NewGuard returns a Guard for cfg, or the error of [GuardConfig.Validate],
+// so that a route set up badly fails at startup rather than on a request.
+// A cost above the smallest limit of a kind of caller is clamped to it, as
+// [Limiter.AllowN] says, and logged as a warning.
+func NewGuard(cfg GuardConfig) (*Guard, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	l := cfg.Limiter
+	g := &Guard{lim: l, scope: l.scopes[cfg.Scope], raw: cfg.Cost}
+	g.cost = g.clamped("", cfg.Cost)
+	g.withPlans(cfg.Cost, nil)
+	if len(cfg.RouteCosts) > 0 {
+		g = g.withRouteCosts(cfg.RouteCosts)
+	}
 	return g, nil
+}
+
+// withDefaults returns c with its zero fields set to their defaults.
+func (c GuardConfig) withDefaults() GuardConfig {
+	if c.Scope == "" {
+		c.Scope = DefaultScope
+	}
+	if c.Cost == 0 {
+		c.Cost = 1
+	}
+	return c
+}
+
+// Validate reports every problem of c that [NewGuard] would fail on, joined:
+// no Limiter, an unknown scope (wrapping [ErrUnknownScope]), a cost below
+// 1, a route cost below 1. It builds nothing and logs nothing.
+func (c GuardConfig) Validate() error {
+	c = c.withDefaults()
+	if c.Limiter == nil {
+		return errors.New("ratescope: GuardConfig.Limiter is nil: build one with core.New")
+	}
+	errs := []error{c.Limiter.checkCost(c.Scope, c.Cost)}
+	for _, route := range slices.Sorted(maps.Keys(c.RouteCosts)) {
+		if cost := c.RouteCosts[route]; cost < 1 {
+			errs = append(errs, fmt.Errorf("ratescope: cost %d of route %q: want 1 or more; leave the route out of RouteCosts for the middleware's own cost", cost, route))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // A Call is one request as a middleware hands it to [Guard.Check]: who
@@ -153,16 +185,7 @@ func (g *Guard) Check(ctx context.Context, t *Ticket, call Call) {
 		g = g.forPlan(call.Plan)
 	}
 	d := &t.d
-	cost := g.routeCost(call.Route, call.Caller.Kind())
-	if call.Exempt {
-		exemptDecision(d, g.scope, call.Caller, cost)
-		g.lim.observe(ctx, d, time.Time{})
-		return
-	}
-	// What a counted request can give back is read from t.d when it is
-	// needed (Ticket.share): t.d is the Ticket's own until Decision
-	// copies it out, so it still says what the store counted.
-	g.lim.decide(ctx, g.scope, call.Caller, cost, d)
+	g.lim.decide(ctx, g.scope, call.Caller, g.routeCost(call.Route, call.Caller.Kind()), call.Exempt, d)
 	if call.Header != nil {
 		d.SetHeaders(call.Header)
 	}

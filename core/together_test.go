@@ -33,7 +33,7 @@ func TestPlanUnderEveryHeaderPolicy(t *testing.T) {
 				"api.user":      "1/min,10/day",
 				"api.user@gold": "2/min,20/day",
 			}})
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			var d core.Decision
 			for range 2 {
@@ -61,7 +61,7 @@ func TestPlanFailsClosed(t *testing.T) {
 		FailClosedScopes: []string{"api"},
 		Rates:            map[string]string{"api.user@gold": "6000/min,200000/day"},
 	})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	var d core.Decision
 	h := http.Header{}
@@ -81,7 +81,7 @@ func TestPlanCallerExemptResetAndGivenBack(t *testing.T) {
 		ExemptUsers: core.UserIDs{"monitor"},
 		Rates:       map[string]string{"api.user": "1/min,10/day", "api.user@gold": "3/min,30/day"},
 	})
-	g, err := lim.Guard("api", 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	gold := g.ForPlan("gold")
 	var d core.Decision

@@ -48,7 +48,7 @@ func ExampleNewBalance() {
 		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
 	}, rpc)
 	e.GET("/ws", func(c *echo.Context) error {
-		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), "", ""), false)
+		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), core.Caller{}), false)
 		if err != nil {
 			return nil
 		}

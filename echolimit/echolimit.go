@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/guards"
+	"github.com/ratescope/ratescope/internal/adapter"
 )
 
 // ErrLimited is the internal error of the *echo.HTTPError that [DenyJSON]
@@ -70,10 +70,8 @@ type Config struct {
 	// KeepDecision keeps each request's decision in the context, where
 	// the handlers after the middleware read it with [Decision]. It costs
 	// a copy of the decision and, unless an earlier middleware called
-	// c.Set, the context's store that Echo makes on the first c.Set of a
-	// request: three allocations, about 780 bytes, on every request (the
-	// store 336 B, the decision's copy with its give-back 448 B).
-	// Default: false, [Decision] reports no decision; DenyHandler gets the
+	// c.Set, the store Echo makes on the first c.Set of a request, on every
+	// request. Default: false, [Decision] reports no decision; DenyHandler gets the
 	// decision whatever this says.
 	KeepDecision bool
 
@@ -136,38 +134,15 @@ func DenyProblem(c echo.Context, d *core.Decision) error {
 	return c.Blob(d.Status(), core.ProblemContentType, body)
 }
 
-// withDefaults returns a copy of c with the zero fields set to their
-// defaults.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.Cost == 0 {
-		c.Cost = d.Cost
-	}
-	if c.Skipper == nil {
-		c.Skipper = d.Skipper
-	}
-	if c.DenyHandler == nil {
-		c.DenyHandler = d.DenyHandler
-	}
-	return c
+// adapter returns c in terms of no framework.
+func (c *Config) adapter() adapter.Config[echo.Context] {
+	return adapter.Config[echo.Context]{Package: "echolimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
+		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack}
 }
 
-// Validate reports the problem with c, if any: a missing Limiter, an
-// unknown Scope, a Cost that no request could fit, a GiveBack with a store
-// that cannot give units back.
-func (c Config) Validate() error {
-	_, err := c.guard()
-	return err
-}
-
-// guard builds the [core.Guard] that decides the middleware's requests.
-func (c Config) guard() (*core.Guard, error) {
-	c = c.withDefaults()
-	return guards.Window("echolimit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts})
-}
+// Validate reports what [New] would fail on: no Limiter, an unknown
+// scope, a cost or route cost below 1. It builds nothing and logs nothing.
+func (c Config) Validate() error { return c.adapter().Validate() }
 
 // decisionKey is the echo.Context key of the request's decision.
 const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
@@ -186,52 +161,42 @@ const decisionKey = "github.com/ratescope/ratescope/echolimit.decision"
 // only as far as the limiter's NumProxies and TrustedProxies say, never
 // from Echo's RealIP.
 func New(cfg Config) (echo.MiddlewareFunc, error) {
-	guard, err := cfg.guard()
+	m, err := adapter.New(cfg.adapter())
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	m := &limiter{cfg: cfg, guard: guard, hooks: guards.Hooks[echo.Context]{
-		Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Plan: cfg.Plan, Exempt: cfg.Exempt,
-	}}
-	return m.wrap, nil
-}
-
-type limiter struct {
-	cfg   Config
-	guard *core.Guard
-	hooks guards.Hooks[echo.Context]
-}
-
-func (m *limiter) wrap(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		cfg := &m.cfg
-		if cfg.Skipper(c) {
-			return next(c)
-		}
-		r := c.Request()
-		// t stays on the stack: only a decision that outlives the
-		// request (kept for Decision, or given to the deny handler)
-		// goes to the heap.
-		var t core.Ticket
-		m.guard.Check(r.Context(), &t, m.hooks.Call(c, r, c.Path(), c.Response().Header()))
-		if cfg.KeepDecision {
-			c.Set(decisionKey, t.Decision())
-		}
-		if !t.Allowed() {
-			return cfg.DenyHandler(c, t.Decision())
-		}
-		if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
-			if err := cfg.ErrorHandler(c, err); err != nil {
-				return err
-			}
-		}
-		err := next(c)
-		if err == nil && cfg.GiveBack != nil && t.Counted() && cfg.GiveBack(c) {
-			_ = t.GiveBack(r.Context()) // logged by the Limiter; the units stay counted
-		}
-		return err
+	if cfg.Skipper == nil {
+		cfg.Skipper = middleware.DefaultSkipper
 	}
+	if cfg.DenyHandler == nil {
+		cfg.DenyHandler = DenyJSON
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if cfg.Skipper(c) {
+				return next(c)
+			}
+			r := c.Request()
+			var t core.Ticket
+			m.Check(c, r, c.Path(), c.Response().Header(), &t)
+			if cfg.KeepDecision {
+				c.Set(decisionKey, t.Decision())
+			}
+			if !t.Allowed() {
+				return cfg.DenyHandler(c, t.Decision())
+			}
+			if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
+				if err := cfg.ErrorHandler(c, err); err != nil {
+					return err
+				}
+			}
+			err := next(c)
+			if err == nil && m.GivesBack(&t) {
+				m.Done(c, r, &t)
+			}
+			return err
+		}
+	}, nil
 }
 
 // Must returns m, or panics with err: for e.Use(echolimit.Must(echolimit.New(cfg)))

@@ -48,7 +48,7 @@ func ExampleNewBalance() {
 		c.JSON(http.StatusOK, gin.H{"result": core.WarnJSON(d.Load, gin.H{"status": "success"})})
 	})
 	r.GET("/ws", func(c *gin.Context) {
-		conn, err := ws.Accept(c.Writer, c.Request, lim.Caller(c.Request, "", ""), false)
+		conn, err := ws.Accept(c.Writer, c.Request, lim.Caller(c.Request, core.Caller{}), false)
 		if err != nil {
 			return
 		}

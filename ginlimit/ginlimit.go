@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/guards"
+	"github.com/ratescope/ratescope/internal/adapter"
 )
 
 // Config configures the middleware built by [New]. Zero fields take the
@@ -66,11 +66,9 @@ type Config struct {
 	// KeepDecision keeps each request's decision in the context, where
 	// the handlers after the middleware read it with [Decision]. It costs
 	// a copy of the decision and, unless an earlier middleware called
-	// c.Set, the context's key map that Gin makes on the first c.Set of a
-	// request: three allocations, about 780 bytes, on every request (the
-	// key map 336 B, the decision's copy with its give-back 448 B).
-	// Default: false, [Decision] reports no decision; DenyHandler gets the
-	// decision whatever this says.
+	// c.Set, the key map Gin makes on the first c.Set of a request, on
+	// every request. Default: false, [Decision] reports no decision;
+	// DenyHandler gets the decision whatever this says.
 	KeepDecision bool
 
 	// ErrorHandler is called when the store failed and the request was
@@ -88,9 +86,7 @@ type Config struct {
 	// [GiveBackSuccess], only the requests that failed count (sign-in
 	// attempts with a wrong password). Each request is counted before the
 	// handlers run, so the limit stays strict however many requests are
-	// under way at once. The Limiter's Store must be able to give units
-	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
-	// fails. Default: nil, every request counts.
+	// under way at once. Default: nil, every request counts.
 	GiveBack func(c *gin.Context) bool
 	// Plan returns the plan of the signed-in caller making the request
 	// (its account's tier, as an earlier middleware left it in the
@@ -130,37 +126,16 @@ func DenyProblem(c *gin.Context, d *core.Decision) {
 	c.Abort()
 }
 
-// withDefaults returns a copy of c with the zero fields set to their
-// defaults.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Scope == "" {
-		c.Scope = d.Scope
-	}
-	if c.Cost == 0 {
-		c.Cost = d.Cost
-	}
-	if c.DenyHandler == nil {
-		c.DenyHandler = d.DenyHandler
-	}
-	return c
+// adapter returns c in terms of no framework.
+func (c *Config) adapter() adapter.Config[*gin.Context] {
+	return adapter.Config[*gin.Context]{Package: "ginlimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
+		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack}
 }
 
-// Validate reports the problem with c, if any: a missing Limiter, an
-// unknown Scope, a Cost that no request could fit, a GiveBack with a store
-// that cannot give units back.
-func (c Config) Validate() error {
-	_, err := c.guard()
-	return err
-}
+// Validate reports what [New] would fail on: no Limiter, an unknown
+// scope, a cost or route cost below 1. It builds nothing and logs nothing.
+func (c Config) Validate() error { return c.adapter().Validate() }
 
-// guard builds the [core.Guard] that decides the middleware's requests.
-func (c Config) guard() (*core.Guard, error) {
-	c = c.withDefaults()
-	return guards.Window("ginlimit", c.Limiter, core.GuardConfig{Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts})
-}
-
-// decisionKey is the gin.Context key of the request's decision.
 type decisionKey struct{}
 
 // New returns a middleware that counts each request against cfg.Scope and
@@ -169,56 +144,41 @@ type decisionKey struct{}
 // no request fails later.
 //
 // For every counted request it sets the RateLimit-Policy and RateLimit
-// headers, and Retry-After when it denies (the limiter's Config.Headers,
-// [core.HeaderMode], may keep the fields to refusals or leave only
-// Retry-After); with Config.KeepDecision the
-// handlers after it read the decision with [Decision]. The caller's address comes from
-// [core.Limiter.Caller], which trusts X-Forwarded-For only as far as the
-// limiter's NumProxies says, never from gin's ClientIP.
+// headers, and Retry-After when it denies (the limiter's Config.Headers may
+// keep the fields to refusals or leave only Retry-After); with
+// Config.KeepDecision the handlers after it read the decision with
+// [Decision]. The caller's address comes from [core.Limiter.Caller], never
+// from gin's ClientIP.
 func New(cfg Config) (gin.HandlerFunc, error) {
-	guard, err := cfg.guard()
+	m, err := adapter.New(cfg.adapter())
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	m := &middleware{cfg: cfg, guard: guard, hooks: guards.Hooks[*gin.Context]{
-		Limiter: cfg.Limiter, Key: cfg.Key, User: cfg.User, Plan: cfg.Plan, Exempt: cfg.Exempt,
-	}}
-	return m.handle, nil
-}
-
-type middleware struct {
-	cfg   Config
-	guard *core.Guard
-	hooks guards.Hooks[*gin.Context]
-}
-
-func (m *middleware) handle(c *gin.Context) {
-	cfg := &m.cfg
-	if cfg.Skipper != nil && cfg.Skipper(c) {
-		return
+	if cfg.DenyHandler == nil {
+		cfg.DenyHandler = DenyJSON
 	}
-	// t stays on the stack: only a decision that outlives the request
-	// (kept for Decision, or given to the deny handler) goes to the heap.
-	var t core.Ticket
-	m.guard.Check(c.Request.Context(), &t, m.hooks.Call(c, c.Request, c.FullPath(), c.Writer.Header()))
-	if cfg.KeepDecision {
-		c.Set(decisionKey{}, t.Decision())
-	}
-	if !t.Allowed() {
-		cfg.DenyHandler(c, t.Decision())
-		c.Abort()
-		return
-	}
-	if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
-		cfg.ErrorHandler(c, err)
-	}
-	if cfg.GiveBack != nil && t.Counted() {
-		c.Next()
-		if cfg.GiveBack(c) {
-			_ = t.GiveBack(c.Request.Context()) // logged by the Limiter; the units stay counted
+	return func(c *gin.Context) {
+		if cfg.Skipper != nil && cfg.Skipper(c) {
+			return
 		}
-	}
+		var t core.Ticket
+		m.Check(c, c.Request, c.FullPath(), c.Writer.Header(), &t)
+		if cfg.KeepDecision {
+			c.Set(decisionKey{}, t.Decision())
+		}
+		if !t.Allowed() {
+			cfg.DenyHandler(c, t.Decision())
+			c.Abort()
+			return
+		}
+		if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
+			cfg.ErrorHandler(c, err)
+		}
+		if m.GivesBack(&t) {
+			c.Next()
+			m.Done(c, c.Request, &t)
+		}
+	}, nil
 }
 
 // Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))

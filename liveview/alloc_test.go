@@ -53,14 +53,14 @@ func TestNoAllocationWhenMounted(t *testing.T) {
 		caller func(*core.Limiter) core.Caller
 	}{
 		{name: "allowed", caller: func(lim *core.Limiter) core.Caller {
-			return lim.Caller(httptest.NewRequest(http.MethodGet, "/", nil), "", "alice")
+			return lim.Caller(httptest.NewRequest(http.MethodGet, "/", nil), core.UserCaller("alice"))
 		}},
 		{name: "refused", caller: func(lim *core.Limiter) core.Caller { return lim.AddrCaller(netip.MustParseAddr("192.0.2.1")) }},
 	} {
 		clock := storetest.NewClock(storetest.Start)
 		allocs := func(hook func(context.Context, core.Event)) float64 {
 			lim := newLimiter(t, clock, rates, hook)
-			g, err := lim.Guard("api", 1)
+			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			var tk core.Ticket
 			h := http.Header{}

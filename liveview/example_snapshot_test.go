@@ -32,7 +32,7 @@ func ExampleView_Snapshot() {
 		panic(err)
 	}
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)
-	alice := lim.Caller(r, "", "alice") // the signed-in user alice
+	alice := lim.Caller(r, core.UserCaller("alice")) // the signed-in user alice
 	for range 5 {
 		_, _ = lim.Allow(context.Background(), "api", alice)
 	}

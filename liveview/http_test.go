@@ -171,7 +171,7 @@ func TestResetOfCallersWrittenAlike(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.user": "1/min"})
 	s.view.AllowReset(s.lim)
-	byKey := s.lim.Caller(s.req, "k", "")
+	byKey := s.lim.Caller(s.req, core.KeyCaller("k"))
 	s.allow(t, "api", s.user("key:k"), 2)
 	s.allow(t, "api", byKey, 2)
 	snap := s.view.Snapshot()

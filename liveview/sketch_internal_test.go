@@ -63,7 +63,7 @@ func TestSummaryInvariants(t *testing.T) {
 			for i := range 5000 {
 				n := rng.IntN(3 * k)
 				// Callers as the limiter builds them: users and addresses.
-				c := lim.Caller(r, "", "u"+strconv.Itoa(n))
+				c := lim.Caller(r, core.UserCaller("u"+strconv.Itoa(n)))
 				if n%2 == 1 {
 					c = lim.AddrCaller(netip.AddrFrom4([4]byte{192, 0, 2, byte(n)}))
 				}

@@ -53,7 +53,7 @@ func newLimiter(t *testing.T, clock *storetest.Clock, rates map[string]string, o
 
 // user returns the caller the limiter counts for a signed-in user.
 func (s setup) user(id string) core.Caller {
-	return s.lim.Caller(s.req, "", id)
+	return s.lim.Caller(s.req, core.UserCaller(id))
 }
 
 // addr returns the caller the limiter counts for an address.
@@ -296,7 +296,7 @@ func TestResetMarkedWithExemptNetworks(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "192.0.2.1:1234"
 	ctx := context.Background()
-	for _, c := range []core.Caller{lim.Caller(r, "", "bob"), lim.Caller(r, "", "")} {
+	for _, c := range []core.Caller{lim.Caller(r, core.UserCaller("bob")), lim.Caller(r, core.Caller{})} {
 		for range 2 {
 			_, err := lim.Allow(ctx, "api", c)
 			require.NoError(t, err)

@@ -37,7 +37,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := ws.Accept(w, r, lim.Caller(r, "", ""), false)
+		conn, err := ws.Accept(w, r, lim.Caller(r, core.Caller{}), false)
 		if err != nil {
 			return
 		}

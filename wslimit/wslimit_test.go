@@ -69,7 +69,7 @@ func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config)) st
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
-		caller := lim.Caller(r, "", user)
+		caller := lim.Caller(r, core.UserCaller(user))
 		conn, err := ws.Accept(w, r, caller, user == "root")
 		if err != nil {
 			return

@@ -79,7 +79,7 @@ func faultLimiter(t *testing.T, s core.Store, clock *storetest.Clock) *core.Limi
 // decide decides a request of user in scope through lim.
 func decide(t *testing.T, lim *core.Limiter, scope, user string) core.Decision {
 	t.Helper()
-	g, err := lim.Guard(scope, 1)
+	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: scope, Cost: 1})
 	require.NoError(t, err)
 	var d core.Decision
 	decideInto(g, context.Background(), &d, core.UserCaller(user), http.Header{})

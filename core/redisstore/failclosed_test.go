@@ -46,7 +46,7 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 		Logger:           slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	login, err := lim.Guard("login", 1)
+	login, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "login", Cost: 1})
 	require.NoError(t, err)
 	caller := anon("192.0.2.10")
 
@@ -119,7 +119,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 		Logger:           slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	login, err := lim.Guard("login", 1)
+	login, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "login", Cost: 1})
 	require.NoError(t, err)
 	caller := anon("192.0.2.20")
 
@@ -382,7 +382,7 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	users := usersOn(t, client, cl.Addrs, 2)
 	onDead, healthy := users[0], slices.Concat(users[1:]...)
 	decide := func(scope, id string) (core.Decision, http.Header) {
-		g, err := lim.Guard(scope, 1)
+		g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: scope, Cost: 1})
 		require.NoError(t, err)
 		var d core.Decision
 		h := http.Header{}

@@ -20,7 +20,7 @@ func Window(pkg string, lim *core.Limiter, cfg core.GuardConfig) (*core.Guard, e
 	if lim == nil {
 		return nil, noLimiter(pkg)
 	}
-	g, err := lim.NewGuard(cfg)
+	g, err := core.NewGuard(withLimiter(cfg, lim))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pkg, err)
 	}
@@ -42,4 +42,9 @@ func Balance(pkg string, lim *core.Limiter, scope string) (*core.BalanceGuard, e
 
 func noLimiter(pkg string) error {
 	return errors.New(pkg + ": no Limiter: build one with core.New")
+}
+
+func withLimiter(cfg core.GuardConfig, lim *core.Limiter) core.GuardConfig {
+	cfg.Limiter = lim
+	return cfg
 }

@@ -24,7 +24,7 @@ type Hooks[C any] struct {
 // is not read for a caller with a key.
 func (h *Hooks[C]) Caller(c C, r *http.Request) core.Caller {
 	key, user := h.ids(c)
-	return h.Limiter.Caller(r, key, user)
+	return h.Limiter.Caller(r, signedIn(key, user))
 }
 
 // ids returns the key and the user id of the caller of c, for
@@ -44,7 +44,7 @@ func (h *Hooks[C]) ids(c C) (key, user string) {
 // for a signed-in caller only) and whether it is exempt.
 func (h *Hooks[C]) Call(c C, r *http.Request, route string, header http.Header) core.Call {
 	key, user := h.ids(c)
-	caller := h.Limiter.Caller(r, key, user)
+	caller := h.Limiter.Caller(r, signedIn(key, user))
 	var plan string
 	if h.Plan != nil && caller.Kind() == core.User {
 		plan = h.Plan(c)
@@ -55,4 +55,12 @@ func (h *Hooks[C]) Call(c C, r *http.Request, route string, header http.Header) 
 // IsExempt reports whether Exempt exempts caller, the caller of c.
 func (h *Hooks[C]) IsExempt(c C, caller core.Caller) bool {
 	return h.Exempt != nil && h.Exempt(c, caller)
+}
+
+// signedIn is the caller of key, if not empty, else of user.
+func signedIn(key, user string) core.Caller {
+	if key != "" {
+		return core.KeyCaller(key)
+	}
+	return core.UserCaller(user)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/checks"
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/ginlimit"
 )
 
@@ -34,6 +35,6 @@ func TestQuickStartTrustsOnlyItsProxies(t *testing.T) {
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/records", nil)
 		req.RemoteAddr, req.Header["X-Forwarded-For"] = tc.peer, []string{tc.xff}
-		assert.Equal(t, tc.want, lim.Caller(req, "", "").String(), tc.name)
+		assert.Equal(t, tc.want, lim.Caller(req, core.Caller{}).String(), tc.name)
 	}
 }

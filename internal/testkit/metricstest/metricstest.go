@@ -96,9 +96,9 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 func (l Limiters) Decide(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	api, err := l.Limiter.Guard("api", 1)
+	api, err := core.NewGuard(core.GuardConfig{Limiter: l.Limiter, Scope: "api", Cost: 1})
 	require.NoError(t, err)
-	shadow, err := l.Limiter.Guard("new", 1)
+	shadow, err := core.NewGuard(core.GuardConfig{Limiter: l.Limiter, Scope: "new", Cost: 1})
 	require.NoError(t, err)
 	anon := core.Caller{}
 	h := http.Header{}

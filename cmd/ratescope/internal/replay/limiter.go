@@ -288,7 +288,7 @@ func (d *decider) caller(l *Line) *known {
 	} else {
 		delete(d.req.Header, "X-Forwarded-For")
 	}
-	c := d.lim.Caller(&d.req, "", user)
+	c := d.lim.Caller(&d.req, core.UserCaller(user))
 	k := &known{id: fromCore(c), c: c}
 	if len(d.cache) >= 1<<16 {
 		clear(d.cache)

@@ -103,7 +103,7 @@ type wsReply struct {
 // caller is disconnected with close code 1008, "threshold exceeded".
 // Admins are never charged.
 func (a *App) ServeWS(w http.ResponseWriter, r *http.Request, user string) {
-	caller := a.Limiter.Caller(r, "", user)
+	caller := a.Limiter.Caller(r, core.UserCaller(user))
 	conn, err := a.ledger.ws.Accept(w, r, caller, a.Exempt(caller))
 	if err != nil {
 		return

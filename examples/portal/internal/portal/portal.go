@@ -357,7 +357,7 @@ type Identity struct {
 // Whoami returns the identity the limiter counts for r made by user ("" if
 // anonymous).
 func (a *App) Whoami(r *http.Request, user string) Identity {
-	c := a.Limiter.Caller(r, "", user)
+	c := a.Limiter.Caller(r, core.UserCaller(user))
 	return Identity{Kind: c.Kind().String(), ID: c.String()}
 }
 
