@@ -150,8 +150,16 @@ func DenyProblem(c *echo.Context, d *core.Decision) error {
 
 // adapter returns c in terms of no framework.
 func (c *Config) adapter() adapter.Config[*echo.Context] {
-	return adapter.Config[*echo.Context]{Package: "echo5limit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
-		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack}
+	a := adapter.Config[*echo.Context]{Package: "echo5limit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
+		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack,
+		Skip: c.Skipper, Deny: c.DenyHandler, StoreError: c.ErrorHandler}
+	if a.Deny == nil {
+		a.Deny = DenyJSON
+	}
+	if c.KeepDecision {
+		a.Keep = func(c *echo.Context, d *core.Decision) { c.Set(decisionKey, d) }
+	}
+	return a
 }
 
 // Validate reports what [New] would fail on: no Limiter, an unknown
@@ -179,36 +187,9 @@ func New(cfg Config) (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Skipper == nil {
-		cfg.Skipper = middleware.DefaultSkipper
-	}
-	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = DenyJSON
-	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c *echo.Context) error {
-			if cfg.Skipper(c) {
-				return next(c)
-			}
-			r := c.Request()
-			var t core.Ticket
-			m.Check(c, r, c.Path(), c.Response().Header(), &t)
-			if cfg.KeepDecision {
-				c.Set(decisionKey, t.Decision())
-			}
-			if !t.Allowed() {
-				return cfg.DenyHandler(c, t.Decision())
-			}
-			if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
-				if err := cfg.ErrorHandler(c, err); err != nil {
-					return err
-				}
-			}
-			err := next(c)
-			if err == nil && m.GivesBack(&t) {
-				m.Done(c, r, &t)
-			}
-			return err
+			return m.Serve(c, c.Request(), c.Path(), c.Response().Header(), next)
 		}
 	}, nil
 }

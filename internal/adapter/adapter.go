@@ -27,6 +27,16 @@ type Config[C any] struct {
 	Plan       func(C) string
 	Exempt     func(C, core.Caller) bool
 	GiveBack   func(C) bool
+
+	// For [Middleware.Serve], the flow of a framework whose handlers
+	// return an error (Echo): Skip skips the request (nil: none), Keep
+	// keeps its decision (nil: not kept), Deny answers a refusal, and
+	// StoreError, when not nil, is told of a store failure that let the
+	// request through, and refuses it by returning an error.
+	Skip       func(C) bool
+	Keep       func(C, *core.Decision)
+	Deny       func(C, *core.Decision) error
+	StoreError func(C, error) error
 }
 
 // guard is the core's Guard config of c.
@@ -105,6 +115,35 @@ func (m *Middleware[C]) Done(c C, r *http.Request, t *core.Ticket) {
 	if m.cfg.GiveBack(c) {
 		_ = t.GiveBack(r.Context())
 	}
+}
+
+// Serve decides the request of c, r, to the route of that pattern, writes
+// the limit's fields to h, and runs next unless the request is skipped or
+// refused, giving it back afterwards if Config.GiveBack says so and next
+// returned no error.
+func (m *Middleware[C]) Serve(c C, r *http.Request, route string, h http.Header, next func(C) error) error {
+	cfg := &m.cfg
+	if cfg.Skip != nil && cfg.Skip(c) {
+		return next(c)
+	}
+	var t core.Ticket
+	m.Check(c, r, route, h, &t)
+	if cfg.Keep != nil {
+		cfg.Keep(c, t.Decision())
+	}
+	if !t.Allowed() {
+		return cfg.Deny(c, t.Decision())
+	}
+	if err := t.StoreErr(); err != nil && cfg.StoreError != nil {
+		if err := cfg.StoreError(c, err); err != nil {
+			return err
+		}
+	}
+	err := next(c)
+	if err == nil && m.GivesBack(&t) {
+		m.Done(c, r, &t)
+	}
+	return err
 }
 
 // Caller is who made the request of c, r: the caller counted by key if key
