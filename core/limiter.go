@@ -190,13 +190,14 @@ func (l *Limiter) Config() Config {
 }
 
 // checkCost returns an error unless requests of the given cost can be
-// decided in scope: a known scope and a cost of at least 1. [Limiter.Guard]
-// calls it when a route is set up, so that no request fails later.
+// decided in scope: a known scope and a cost of at least 1.
+// [GuardConfig.Validate] calls it when a route is set up, so that no
+// request fails later.
 //
 // A cost above the smallest limit of a kind of caller is not an error: it
 // is clamped to that limit when the request is decided (see
 // [Limiter.AllowN]), so that lowering a rate never stops the application
-// from starting. [Limiter.Guard] logs a warning for it.
+// from starting. [NewGuard] logs a warning for it.
 func (l *Limiter) checkCost(scope string, cost int64) error {
 	s := l.scopes[scope]
 	if s == nil {

@@ -11,7 +11,7 @@ import (
 
 // ErrUnknownScope is the error, wrapped, of a call that names a scope the
 // [Limiter] does not have: [Limiter.Reset], [Limiter.AllowN] and
-// [Limiter.Guard]. Tell it apart with errors.Is, for example to
+// [NewGuard]. Tell it apart with errors.Is, for example to
 // answer 404 to an administrator who named no scope of the limiter.
 var ErrUnknownScope = errors.New("ratescope: unknown scope")
 

@@ -16,7 +16,7 @@ import (
 // [Ticket], and the Ticket hands out the decision and gives the request's
 // units back at most once (docs/adr/0130-one-request-pipeline.md).
 
-// GuardConfig configures a [Guard], built by [Limiter.NewGuard]. Zero fields
+// GuardConfig configures a [Guard], built by [NewGuard]. Zero fields
 // take the defaults stated on each.
 type GuardConfig struct {
 	// Limiter decides the requests. Required.

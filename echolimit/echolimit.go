@@ -91,9 +91,7 @@ type Config struct {
 	// strict however many requests are under way at once. It is not
 	// called when the handler returned an error: Echo's error handler
 	// writes that response later, after the middleware, so the request
-	// counts (a failure). The Limiter's Store must be able to give units
-	// back ([core.GiveBackStore]; memstore and redisstore can), or [New]
-	// fails. Default: nil, every request counts.
+	// counts (a failure). Default: nil, every request counts.
 	GiveBack func(c echo.Context) bool
 	// Plan returns the plan of the signed-in caller making the request
 	// (its account's tier, as an earlier middleware left it in the

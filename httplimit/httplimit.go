@@ -62,7 +62,7 @@ type Config struct {
 // DenyJSON is the default deny handler: the status of
 // [core.Decision.Status] with the JSON body of [core.Decision.DenyBody].
 func DenyJSON(w http.ResponseWriter, _ *http.Request, d *core.Decision) {
-	writeJSON(w, d.Status(), "application/json", d.DenyBody())
+	writeJSON(w, d.Status(), "application/json; charset=utf-8", d.DenyBody())
 }
 
 // DenyProblem is a deny handler that answers with the problem details of

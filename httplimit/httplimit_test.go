@@ -90,7 +90,7 @@ func TestDenyJSON(t *testing.T) {
 	w := httptest.NewRecorder()
 	httplimit.DenyJSON(w, httptest.NewRequest(http.MethodGet, "/", nil), &core.Decision{RetryAfter: 1500 * time.Millisecond})
 	assert.Equal(t, http.StatusTooManyRequests, w.Code)
-	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
 	assert.JSONEq(t, `{"detail":"Request was throttled. Expected available in 2 seconds.","retry_after":2}`, w.Body.String())
 }
 

@@ -8,10 +8,9 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// Reset implements [core.ResetStore] with one DEL of the caller's key, the
+// Reset implements [core.Counter] with one DEL of the caller's key, the
 // key Take counts on (see the package documentation, Keys): it is built
-// from req.Scope, req.Caller and the periods of req.Limits, so a Limiter
-// gives the scope's limits for the caller's kind. On a Redis Cluster the
+// from the counter's scope and periods and the caller's key. On a Redis Cluster the
 // key's hash tag is the caller's id, so the command goes to one master.
 // A Take that Redis runs before the DEL is cleared with the rest; one run
 // after it counts afresh.

@@ -34,10 +34,11 @@ func uniqueScope(t *testing.T) string {
 
 // Run runs the conformance suite against the stores newStore returns. It
 // calls newStore once per subtest; the store may be shared with other tests,
-// since every subtest uses scopes of its own. A store that can reset a
-// caller's counts ([core.ResetStore], [core.BalanceResetStore]) also runs
-// the reset cases: one caller freed and no other, a caller without counts,
-// limits of another width, resets concurrent with requests, a balance.
+// since every subtest uses scopes of its own. Every case runs on counters
+// the store was bound to, as a Limiter binds it: the counting, the
+// give-back and the reset (one caller freed and no other, a caller without
+// counts, limits of another width, resets concurrent with requests), and a
+// balance's reset for a store that keeps balances.
 func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string

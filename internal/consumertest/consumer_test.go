@@ -32,7 +32,8 @@ import (
 // puts in a main function.
 type quickStart struct {
 	name    string // the program's directory
-	heading string // the README heading the snippet is the first Go block under
+	heading string // the heading the snippet is the first Go block under
+	// whole programs are in docs/quick-starts.md, the others in README.md
 	whole   bool   // the snippet is a whole program, serving on :$PORT
 	prelude string // for a fragment: code before the snippet
 	handler string // for a fragment: the http.Handler the snippet builds
@@ -52,6 +53,7 @@ var quickStarts = []quickStart{
 	{name: "gin", heading: "Quick start: Gin", whole: true, limited: "/api/records", agrees: true},
 	{name: "echo4", heading: "Quick start: Echo v4", whole: true, limited: "/api/records", contentType: "application/json"},
 	{name: "echo5", heading: "Quick start: Echo v5", whole: true, limited: "/api/records", contentType: "application/json"},
+	{name: "http", heading: "Quick start: net/http", whole: true, limited: "/api/records"},
 	{name: "metrics", heading: "Seeing every decision: metrics", handler: "r", limited: "/api/records", metrics: true},
 	{name: "otel", heading: "Seeing every decision: OpenTelemetry", handler: "r", limited: "/api/records", otel: true},
 }
@@ -119,8 +121,14 @@ func TestQuickStarts(t *testing.T) {
 		assert.Contains(t, string(readme), "\n"+cmd, "the README's commands")
 	}
 	refusal := sampleRefusal(t, string(readme))
+	programs, err := os.ReadFile(filepath.Join(repo, "docs", "quick-starts.md"))
+	require.NoError(t, err)
 	for _, q := range quickStarts {
-		src := program(t, q, string(readme))
+		doc := readme
+		if q.whole {
+			doc = programs
+		}
+		src := program(t, q, string(doc))
 		dir := filepath.Join(work, q.name)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644))

@@ -271,7 +271,7 @@ func (c *Counts[T]) Add(s Shape, p Pos, last, cost int64) {
 // than the bucket holds, so that no counter goes below zero. The time of
 // last is left as it is (the window then empties no sooner: the safe
 // side). It is how a store gives back the units of a request counted at a
-// time in bucket b (see core.GiveBackStore).
+// time in bucket b (see core.Counter).
 func (c *Counts[T]) Remove(s Shape, last, b, cost int64) int64 {
 	from := last / s.Width
 	if b > from || b < from-Buckets {
