@@ -262,3 +262,21 @@ func TestTicketUsedAgain(t *testing.T) {
 	}
 	assert.False(t, check(g, ip).Allowed())
 }
+
+// TestGiveBackWithAWidePlan: a base-plan caller of a scope whose plan has
+// a limit of wide counters is counted in the plan's table, and its
+// requests given back are freed there.
+func TestGiveBackWithAWidePlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	lim := newLimiter(t, core.Config{Rates: map[string]string{
+		"api.anon": "3/min", "api.user": "3/min", "api.user@gold": "100000/min",
+	}})
+	g := newGuard(t, lim, core.GuardConfig{})
+	ann := core.UserCaller("ann")
+	for i := range 10 {
+		tk := check(g, ann)
+		require.True(t, tk.Allowed(), "request %d: every one before it was given back", i+1)
+		require.NoError(t, tk.GiveBack(ctx))
+	}
+}
