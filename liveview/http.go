@@ -30,7 +30,8 @@ const TokenHeader = "X-CSRF-Token"
 //     nothing from any other origin (its Content-Security-Policy allows
 //     no other);
 //   - GET ?format=json: the [Snapshot], as JSON, for scripts;
-//   - GET ?format=main: the page's changing part, HTML, for its script;
+//   - GET ?format=main: the page's changing part, HTML, for its script,
+//     with the page's Content-Security-Policy and frame protection;
 //   - POST with the form fields scope and caller (as [Refused] names
 //     them) and the header [TokenHeader]: resets that caller in that scope
 //     (core.Limiter.Reset) and answers 204 No Content. It answers 403
@@ -62,17 +63,25 @@ func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(v.Snapshot())
 	case "main":
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		setHTMLHeaders(w.Header())
 		_ = pageTemplate.ExecuteTemplate(w, "main", v.pageData())
 	case "", "html":
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("X-Frame-Options", "DENY")
+		setHTMLHeaders(w.Header())
 		_ = pageTemplate.Execute(w, v.pageData())
 	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("format %q: want json, main or html", f))
 	}
+}
+
+// setHTMLHeaders sets the headers of an HTML answer, the page or its
+// changing part: both hold callers' ids, and either may be opened as a
+// document of its own, so both have the page's Content-Security-Policy
+// and may not be framed.
+func setHTMLHeaders(h http.Header) {
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
 }
 
 // reset serves a POST: see ServeHTTP.

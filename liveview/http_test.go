@@ -73,6 +73,33 @@ func TestPageIsSelfContained(t *testing.T) {
 	assert.NotContains(t, main, "<script")
 }
 
+// TestFramingAndPolicyOnEveryPage: the fragment ?format=main is HTML with
+// the callers' ids, as the page is: it has the page's
+// Content-Security-Policy and frame protection.
+func TestFramingAndPolicyOnEveryPage(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min"})
+	s.allow(t, "api", s.addr("203.0.113.7"), 2)
+	for _, tt := range []struct {
+		name   string
+		target string
+	}{
+		{name: "page", target: "/debug/limits"},
+		{name: "html", target: "/debug/limits?format=html"},
+		{name: "fragment", target: "/debug/limits?format=main"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := get(t, s.view, tt.target)
+			assert.Equal(t, "text/html; charset=utf-8", w.Header().Get("Content-Type"))
+			assert.Contains(t, w.Header().Get("Content-Security-Policy"), "default-src 'none';")
+			assert.Contains(t, w.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'")
+			assert.Equal(t, "DENY", w.Header().Get("X-Frame-Options"))
+			assert.Equal(t, "no-referrer", w.Header().Get("Referrer-Policy"))
+		})
+	}
+}
+
 func TestPolylinePoints(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1000/min"})
