@@ -31,8 +31,8 @@ type Config struct {
 	// JSON list, at most. Default: 20.
 	Listed int
 
-	// Refresh is how often the page fetches its figures again, at least
-	// 100ms. Default: 2s.
+	// Refresh is how often the page fetches its figures again, from
+	// 100ms to 1h. Default: 2s.
 	Refresh time.Duration
 
 	// Now returns the current time: the second an event is counted in and
@@ -56,11 +56,20 @@ func (c Config) Validate() error {
 	if c.Listed < 0 {
 		errs = append(errs, fmt.Errorf("liveview: Config.Listed %d: want 1 or more (0 for the default, 20)", c.Listed))
 	}
-	if c.Refresh < 0 || (c.Refresh > 0 && c.Refresh < 100*time.Millisecond) {
-		errs = append(errs, fmt.Errorf("liveview: Config.Refresh %s: want 100ms or more (0 for the default, 2s)", c.Refresh))
+	if c.Refresh < 0 || (c.Refresh > 0 && c.Refresh < minRefresh) || c.Refresh > maxRefresh {
+		errs = append(errs, fmt.Errorf("liveview: Config.Refresh %s: want %s to %s (0 for the default, 2s)", c.Refresh, minRefresh, maxRefresh))
 	}
 	return errors.Join(errs...)
 }
+
+// minRefresh and maxRefresh bound Config.Refresh. The page's script
+// waits Refresh between fetches with setInterval, whose delay browsers
+// hold in 32 bits of milliseconds: a longer delay wraps, and the page
+// fetches without pause. An hour is far below that.
+const (
+	minRefresh = 100 * time.Millisecond
+	maxRefresh = time.Hour
+)
 
 // withDefaults returns a copy of c with its zero fields set.
 func (c Config) withDefaults() Config {

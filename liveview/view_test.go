@@ -95,6 +95,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "too many callers", cfg: liveview.Config{Callers: 1_000_001}, want: []string{"Config.Callers 1000001"}},
 		{name: "all wrong", cfg: liveview.Config{Callers: -1, Listed: -2, Refresh: time.Millisecond}, want: []string{"Config.Callers -1", "Config.Listed -2", "Config.Refresh 1ms"}},
 		{name: "negative refresh", cfg: liveview.Config{Refresh: -time.Second}, want: []string{"Config.Refresh -1s"}},
+		{name: "longest refresh", cfg: liveview.Config{Refresh: time.Hour}},
+		{name: "refresh too long", cfg: liveview.Config{Refresh: 25 * 24 * time.Hour}, want: []string{"Config.Refresh 600h0m0s: want 100ms to 1h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
