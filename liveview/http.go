@@ -240,6 +240,10 @@ func polyline(counts []int64, peak int64) string {
 
 // pageScript is the page's script: it fetches the changing part of the
 // page every Refresh, from the page's own URL, and posts resets there. It
+// builds that URL from location.origin and location.pathname, which carry
+// no credentials: fetch refuses a URL with credentials, and a URL relative
+// to a page opened as http://user:password@host/... would carry them; the
+// browser gives the credentials it cached for the page instead. It
 // holds no comment: html/template drops comments from scripts, and the
 // script served must be this text, whose hash the Content-Security-Policy
 // allows (TestPageIsSelfContained).
@@ -249,7 +253,7 @@ const pageScript = `
   var live = document.getElementById('live');
   var status = document.getElementById('status');
   var token = document.querySelector('meta[name="liveview-token"]').content;
-  var here = location.pathname;
+  var here = location.origin + location.pathname;
   var note = '';
   function load() {
     return fetch(here + '?format=main', {cache: 'no-store', credentials: 'same-origin'}).then(function (r) {

@@ -100,6 +100,24 @@ func TestFramingAndPolicyOnEveryPage(t *testing.T) {
 	}
 }
 
+// TestPageFetchesWithoutURLCredentials: a page opened at a URL with
+// credentials (http://operator:s3cret@host/debug/limits) has them in its
+// base URL, and fetch refuses any URL resolved against it; the script
+// builds its URLs from location.origin and location.pathname, which carry
+// none, and every fetch uses them.
+func TestPageFetchesWithoutURLCredentials(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, nil)
+	script := between(t, get(t, s.view, "/").Body.String(), "<script>", "</script>")
+	assert.Contains(t, script, "var here = location.origin + location.pathname;")
+	fetches := regexp.MustCompile(`fetch\(([^,)]*)`).FindAllStringSubmatch(script, -1)
+	require.Len(t, fetches, 2, "the fragment and the reset")
+	for _, f := range fetches {
+		assert.Regexp(t, `^here( \+ '\?format=main')?$`, f[1], "a URL made from here")
+	}
+	assert.NotContains(t, script, "location.href")
+}
+
 func TestPolylinePoints(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1000/min"})
