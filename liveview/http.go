@@ -32,16 +32,15 @@ const TokenHeader = "X-CSRF-Token"
 //   - GET ?format=json: the [Snapshot], as JSON, for scripts;
 //   - GET ?format=main: the page's changing part, HTML, for its script,
 //     with the page's Content-Security-Policy and frame protection;
-//   - POST with the form fields scope and caller (as [Refused] names
-//     them) and the header [TokenHeader]: resets that caller in that scope
-//     (core.Limiter.Reset) and answers 204 No Content. It answers 403
-//     Forbidden when reset is not allowed ([View.AllowReset]), the token
-//     is missing or wrong, or the request comes from another site
-//     (Sec-Fetch-Site); 404 Not Found when the view lists no such caller
-//     in that scope; 409 Conflict when two callers it keeps in the scope
-//     write alike (the user id "key:k" and the caller counted by key k);
-//     500 when the reset failed. Every error has a JSON
-//     body {"error": "..."}.
+//   - POST with the form fields scope and ref (a row's Scope and Ref, as
+//     [Refused] names them) and the header [TokenHeader]: resets that
+//     caller in that scope (core.Limiter.Reset) and answers 204 No
+//     Content. It answers 400 Bad Request for a ref that is no row
+//     reference; 403 Forbidden when reset is not allowed
+//     ([View.AllowReset]), the token is missing or wrong, or the request
+//     comes from another site (Sec-Fetch-Site); 404 Not Found when the
+//     view lists no such caller in that scope; 500 when the reset failed.
+//     Every error has a JSON body {"error": "..."}.
 //
 // Other methods get 405 Method Not Allowed. Every answer has
 // Cache-Control: no-store.
@@ -104,14 +103,15 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "form: "+err.Error())
 		return
 	}
-	scope, name := r.PostForm.Get("scope"), r.PostForm.Get("caller")
-	caller, n := v.top.lookup(scope, name)
-	switch {
-	case n == 0:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", name, scope))
+	scope, ref := r.PostForm.Get("scope"), r.PostForm.Get("ref")
+	who, err := parseRef(ref)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
-	case n > 1:
-		writeError(w, http.StatusConflict, fmt.Sprintf("%d callers are written %q in scope %q: reset them with core.Limiter.Reset", n, name, scope))
+	}
+	caller, ok := v.top.lookup(scope, who)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", ref, scope))
 		return
 	}
 	// caller is the value the limiter gave in its event: Reset counts it
@@ -267,12 +267,12 @@ const pageScript = `
     });
   }
   live.addEventListener('click', function (ev) {
-    var b = ev.target.closest('button[data-caller]');
+    var b = ev.target.closest('button[data-ref]');
     if (!b || b.disabled) { return; }
     b.disabled = true;
     var form = new URLSearchParams();
     form.set('scope', b.dataset.scope);
-    form.set('caller', b.dataset.caller);
+    form.set('ref', b.dataset.ref);
     fetch(here, {method: 'POST', body: form, credentials: 'same-origin', headers: {'X-CSRF-Token': token}}).then(function (r) {
       note = (r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
       return load();
@@ -353,9 +353,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <table id="refused">
 <thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
 <tbody>
-{{range .Rows}}<tr data-scope="{{.Scope}}" data-caller="{{.Caller}}" data-refusals="{{.Refusals}}">
+{{range .Rows}}<tr data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-refusals="{{.Refusals}}">
 <td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td>
-<td><button type="button" data-scope="{{.Scope}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}</td></tr>
+<td><button type="button" data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="7" class="muted">No caller refused in the last 15 minutes.</td></tr>
 {{end}}</tbody>
 </table>

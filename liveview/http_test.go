@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +63,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	assert.NotContains(t, body, "style=", "no style attribute, which the policy would block")
 	assert.Contains(t, body, `data-refresh="500"`)
 	assert.Contains(t, body, `<li data-outcome="denied" data-total="3">`)
-	assert.Contains(t, body, `<tr data-scope="api" data-caller="203.0.113.7" data-refusals="3">`)
+	assert.Contains(t, body, `<tr data-scope="api" data-ref="`+refOf(t, s.addr("203.0.113.7"))+`" data-refusals="3">`)
 	assert.Contains(t, body, `<polyline fill="none" stroke="#c62828"`)
 	assert.Equal(t, 6, strings.Count(body, `<li data-outcome=`), "a legend line for each outcome")
 	assert.NotContains(t, body, `fill=""`, "every outcome has a colour")
@@ -138,10 +140,10 @@ func token(t *testing.T, h http.Handler) string {
 	return tok
 }
 
-// post asks h to reset caller in scope with the token tok and the header
-// Sec-Fetch-Site site (if not empty).
-func post(h http.Handler, tok, site, scope, caller string) *httptest.ResponseRecorder {
-	form := url.Values{"scope": {scope}, "caller": {caller}}
+// post asks h to reset the caller of row reference ref in scope with the
+// token tok and the header Sec-Fetch-Site site (if not empty).
+func post(h http.Handler, tok, site, scope, ref string) *httptest.ResponseRecorder {
+	form := url.Values{"scope": {scope}, "ref": {ref}}
 	r := httptest.NewRequest(http.MethodPost, "/debug/limits", strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if tok != "" {
@@ -155,6 +157,21 @@ func post(h http.Handler, tok, site, scope, caller string) *httptest.ResponseRec
 	return w
 }
 
+// refOf returns the row reference of c: its kind and the bytes of its
+// user id or network, in base64url (Refused.Ref).
+func refOf(t *testing.T, c core.Caller) string {
+	t.Helper()
+	if c.User() != "" {
+		return "user:" + base64.RawURLEncoding.EncodeToString([]byte(c.User()))
+	}
+	if !c.Network().IsValid() {
+		return "anon:"
+	}
+	b, err := c.Network().MarshalBinary()
+	require.NoError(t, err)
+	return "anon:" + base64.RawURLEncoding.EncodeToString(b)
+}
+
 func TestReset(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "2/min", "api.user": "2/min"})
@@ -163,7 +180,7 @@ func TestReset(t *testing.T) {
 	s.allow(t, "api", eve, 3)
 	tok := token(t, s.view)
 
-	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "same-origin", "api", "203.0.113.7").Code, "before AllowReset")
+	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "same-origin", "api", refOf(t, ip)).Code, "before AllowReset")
 	s.view.AllowReset(s.lim)
 	assert.True(t, s.view.Snapshot().ResetAllowed)
 	assert.NotContains(t, get(t, s.view, "/").Body.String(), "disabled title")
@@ -173,17 +190,21 @@ func TestReset(t *testing.T) {
 		tok    string
 		site   string
 		scope  string
-		caller string
+		ref    string
 		status int
 	}{
-		{name: "no token", site: "same-origin", scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
-		{name: "wrong token", tok: strings.Repeat("0", 64), scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
-		{name: "another site", tok: tok, site: "cross-site", scope: "api", caller: "203.0.113.7", status: http.StatusForbidden},
-		{name: "caller not listed", tok: tok, scope: "api", caller: "203.0.113.8", status: http.StatusNotFound},
-		{name: "scope not listed", tok: tok, scope: "search", caller: "203.0.113.7", status: http.StatusNotFound},
+		{name: "no token", site: "same-origin", scope: "api", ref: refOf(t, ip), status: http.StatusForbidden},
+		{name: "wrong token", tok: strings.Repeat("0", 64), scope: "api", ref: refOf(t, ip), status: http.StatusForbidden},
+		{name: "another site", tok: tok, site: "cross-site", scope: "api", ref: refOf(t, ip), status: http.StatusForbidden},
+		{name: "caller not listed", tok: tok, scope: "api", ref: refOf(t, s.addr("203.0.113.8")), status: http.StatusNotFound},
+		{name: "scope not listed", tok: tok, scope: "search", ref: refOf(t, ip), status: http.StatusNotFound},
+		{name: "a printed caller", tok: tok, scope: "api", ref: "203.0.113.7", status: http.StatusBadRequest},
+		{name: "not base64url", tok: tok, scope: "api", ref: "user:e v e", status: http.StatusBadRequest},
+		{name: "no network", tok: tok, scope: "api", ref: "anon:AAAA", status: http.StatusBadRequest},
+		{name: "empty user", tok: tok, scope: "api", ref: "user:", status: http.StatusBadRequest},
 	}
 	for _, tt := range refused {
-		w := post(s.view, tt.tok, tt.site, tt.scope, tt.caller)
+		w := post(s.view, tt.tok, tt.site, tt.scope, tt.ref)
 		assert.Equal(t, tt.status, w.Code, tt.name)
 		assert.Contains(t, w.Body.String(), `{"error":`, tt.name)
 	}
@@ -192,7 +213,7 @@ func TestReset(t *testing.T) {
 	assert.Equal(t, core.OutcomeDenied, d.Outcome, "nothing reset yet")
 
 	s.clock.Advance(time.Second)
-	w := post(s.view, tok, "same-origin", "api", "203.0.113.7")
+	w := post(s.view, tok, "same-origin", "api", refOf(t, ip))
 	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 	d, err = s.lim.Allow(context.Background(), "api", ip)
 	require.NoError(t, err)
@@ -209,24 +230,56 @@ func TestReset(t *testing.T) {
 	assert.Contains(t, get(t, s.view, "/").Body.String(), "reset 2030-01-07 09:00:01 UTC")
 
 	s.view.AllowReset(nil)
-	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "", "api", "eve").Code, "disabled again")
+	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "", "api", refOf(t, eve)).Code, "disabled again")
 }
 
-func TestResetOfCallersWrittenAlike(t *testing.T) {
+// TestResetNamesRowsExactly: every listed row resets its own caller and
+// no other, by the reference the JSON and the page give, whatever bytes
+// its id holds (NUL, CR, CRLF, invalid UTF-8, which HTML and JSON do not
+// keep) and though callers write alike: the user id "203.0.113.9" and the
+// anonymous caller 203.0.113.9, the user id "key:k" and the caller counted
+// by key k.
+func TestResetNamesRowsExactly(t *testing.T) {
 	t.Parallel()
-	s := newSetup(t, liveview.Config{}, map[string]string{"api.user": "1/min"})
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min", "api.user": "1/min"})
 	s.view.AllowReset(s.lim)
-	byKey := s.lim.Caller(s.req, "k", "")
-	s.allow(t, "api", s.user("key:k"), 2)
-	s.allow(t, "api", byKey, 2)
-	snap := s.view.Snapshot()
-	require.Len(t, snap.Refused, 2)
-	assert.Equal(t, snap.Refused[0].Caller, snap.Refused[1].Caller, "both written key:k")
-
-	w := post(s.view, token(t, s.view), "same-origin", "api", "key:k")
-	assert.Equal(t, http.StatusConflict, w.Code)
-	assert.Contains(t, w.Body.String(), "2 callers are written")
-	d, err := s.lim.Allow(context.Background(), "api", byKey)
-	require.NoError(t, err)
-	assert.Equal(t, core.OutcomeDenied, d.Outcome, "neither is reset")
+	callers := []struct {
+		name   string
+		caller core.Caller
+	}{
+		{name: "NUL", caller: s.user("a\x00b")},
+		{name: "CR", caller: s.user("a\rb")},
+		{name: "CRLF", caller: s.user("a\r\nb")},
+		{name: "invalid UTF-8", caller: s.user("\xff\xfe")},
+		{name: "a user written as an address", caller: s.user("203.0.113.9")},
+		{name: "the address", caller: s.addr("203.0.113.9")},
+		{name: "a user written as a key", caller: s.user("key:k")},
+		{name: "the key", caller: s.lim.Caller(s.req, "k", "")},
+		{name: "an IPv6 network", caller: s.addr("2001:db8::1")},
+	}
+	for _, c := range callers {
+		s.allow(t, "api", c.caller, 2)
+	}
+	var snap liveview.Snapshot
+	require.NoError(t, json.Unmarshal(get(t, s.view, "/?format=json").Body.Bytes(), &snap))
+	require.Len(t, snap.Refused, len(callers))
+	page := get(t, s.view, "/").Body.String()
+	tok := token(t, s.view)
+	for i, c := range callers {
+		ref := refOf(t, c.caller)
+		assert.Contains(t, page, `data-scope="api" data-ref="`+ref+`"`, c.name)
+		assert.True(t, slices.ContainsFunc(snap.Refused, func(r liveview.Refused) bool { return r.Ref == ref }), "%s: the JSON's row", c.name)
+		s.clock.Advance(time.Second)
+		w := post(s.view, tok, "same-origin", "api", ref)
+		require.Equal(t, http.StatusNoContent, w.Code, "%s: %s", c.name, w.Body.String())
+		for j, other := range callers[i:] {
+			d, err := s.lim.Allow(context.Background(), "api", other.caller)
+			require.NoError(t, err)
+			if j == 0 {
+				assert.Equal(t, core.OutcomeAllowed, d.Outcome, "%s: reset", c.name)
+			} else {
+				assert.Equal(t, core.OutcomeDenied, d.Outcome, "%s: %s not reset", c.name, other.name)
+			}
+		}
+	}
 }

@@ -1,9 +1,12 @@
 package liveview
 
 import (
+	"encoding/base64"
+	"fmt"
 	"hash/maphash"
 	"math/bits"
-	"slices"
+	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/ratescope/ratescope/core"
@@ -53,13 +56,16 @@ type summary struct {
 // the view's clock.
 type entry struct {
 	scope       string
-	caller      core.Caller
+	caller      core.Caller // as the limiter gave it in the event counted
 	hash        uint64
 	count, err  int64
 	first, last int64
 	reset       int64 // the caller's last reset, or 0
 	at          int32 // its index in heap
 }
+
+// who returns who e's caller is.
+func (e *entry) who() who { return whoOf(e.caller) }
 
 // period is the length of a sketch's period, in nanoseconds.
 const period = int64(Seconds) * 1e9
@@ -81,16 +87,16 @@ func newSketch(k int) *sketch {
 }
 
 // hashOf returns the hash of a scope and caller.
-func (s *sketch) hashOf(scope string, c core.Caller) uint64 {
+func (s *sketch) hashOf(scope string, w who) uint64 {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	h.WriteString(scope)
 	h.WriteByte(0)
-	h.WriteString(c.User())
+	h.WriteString(w.user)
 	h.WriteByte(0)
-	a := c.Network().Addr().As16()
+	a := w.network.Addr().As16()
 	_, _ = h.Write(a[:])
-	h.WriteByte(byte(c.Network().Bits() + 1))
+	h.WriteByte(byte(w.network.Bits() + 1))
 	return h.Sum64()
 }
 
@@ -114,21 +120,23 @@ func (s *sketch) turn(now int64) {
 
 // add counts a refusal of c in scope at now.
 func (s *sketch) add(scope string, c core.Caller, now int64) {
-	h := s.hashOf(scope, c)
+	w := whoOf(c)
+	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turn(now)
-	s.sums[s.cur].add(h, scope, c, now)
+	s.sums[s.cur].add(h, scope, w, c, now)
 }
 
 // markReset records that c's counts in scope were reset at now, in the
 // summaries that keep c.
 func (s *sketch) markReset(scope string, c core.Caller, now int64) {
-	h := s.hashOf(scope, c)
+	w := whoOf(c)
+	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.sums {
-		if e := s.sums[i].get(h, scope, c); e != nil {
+		if e := s.sums[i].get(h, scope, w); e != nil {
 			e.reset = now
 		}
 	}
@@ -143,7 +151,7 @@ func (s *sketch) snapshot(now int64) ([]entry, int64) {
 	cur, prev := &s.sums[s.cur], &s.sums[1-s.cur]
 	out := make([]entry, 0, len(cur.entries)+len(prev.entries))
 	for _, e := range cur.entries {
-		if p := prev.get(e.hash, e.scope, e.caller); p != nil {
+		if p := prev.get(e.hash, e.scope, e.who()); p != nil {
 			e.count += p.count
 			e.err += p.err
 			e.first = min(e.first, p.first)
@@ -155,7 +163,7 @@ func (s *sketch) snapshot(now int64) ([]entry, int64) {
 		out = append(out, e)
 	}
 	for _, e := range prev.entries {
-		if cur.get(e.hash, e.scope, e.caller) == nil {
+		if cur.get(e.hash, e.scope, e.who()) == nil {
 			e.count += cur.floor()
 			e.err += cur.floor()
 			out = append(out, e)
@@ -164,38 +172,88 @@ func (s *sketch) snapshot(now int64) ([]entry, int64) {
 	return out, cur.total + prev.total
 }
 
-// lookup returns the caller kept in scope whose String is caller, and how
-// many such callers are kept: two callers may write alike (the user id
-// "key:k" and the caller counted by key k), and then none is returned.
-func (s *sketch) lookup(scope, caller string) (core.Caller, int) {
+// lookup returns the caller kept in scope that w names, and whether one
+// is kept.
+func (s *sketch) lookup(scope string, w who) (core.Caller, bool) {
+	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var found []core.Caller
 	for i := range s.sums {
-		for _, e := range s.sums[i].entries {
-			if e.scope != scope || e.caller.String() != caller {
-				continue
-			}
-			if !slices.ContainsFunc(found, func(f core.Caller) bool { return sameCaller(f, e.caller) }) {
-				found = append(found, e.caller)
-			}
+		if e := s.sums[i].get(h, scope, w); e != nil {
+			return e.caller, true
 		}
 	}
-	if len(found) != 1 {
-		return core.Caller{}, len(found)
-	}
-	return found[0], 1
+	return core.Caller{}, false
 }
 
-// sameCaller reports whether a and b are counted as one caller: the same
-// user id (or key) and network, which is what the store keys a count by
-// and what hashOf hashes. A Caller holds more than that (what
-// core.Limiter.Caller found of the request's address against the exempt
-// networks), so that a reset of the caller built by core.UserCaller or
-// core.Limiter.AddrCaller is not == to the caller the limiter built from a
-// request, though it resets its counts.
-func sameCaller(a, b core.Caller) bool {
-	return a.User() == b.User() && a.Network() == b.Network()
+// A who is a caller as the store counts it, and as the sketch tells
+// callers apart: its user id (or key) and its network. A Caller holds more
+// than that (what core.Limiter.Caller found of the request's address
+// against the exempt networks), so that the caller built by
+// core.UserCaller or core.Limiter.AddrCaller for a reset is not == to the
+// caller the limiter built from a request, though it names the same
+// counts; their whos are ==.
+type who struct {
+	user    string
+	network netip.Prefix
+}
+
+// whoOf returns who c is.
+func whoOf(c core.Caller) who { return who{user: c.User(), network: c.Network()} }
+
+// kind returns the kind of caller w is.
+func (w who) kind() core.Kind {
+	if w.user != "" {
+		return core.User
+	}
+	return core.Anonymous
+}
+
+// Row references: a caller's kind and the bytes of its user id (or key)
+// or network, in base64url without padding, so that every caller, whatever
+// bytes its id holds, is named exactly and only by its own reference
+// through HTML, JSON and a form.
+const (
+	userRef = "user:"
+	anonRef = "anon:"
+)
+
+// ref returns w's row reference.
+func (w who) ref() string {
+	if w.user != "" {
+		return userRef + base64.RawURLEncoding.EncodeToString([]byte(w.user))
+	}
+	if !w.network.IsValid() {
+		return anonRef // the anonymous caller whose address is unknown
+	}
+	b, _ := w.network.MarshalBinary() // a valid Prefix always marshals
+	return anonRef + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// parseRef returns the caller that the row reference ref names.
+func parseRef(ref string) (who, error) {
+	if rest, ok := strings.CutPrefix(ref, userRef); ok {
+		b, err := base64.RawURLEncoding.DecodeString(rest)
+		if err != nil || len(b) == 0 {
+			return who{}, fmt.Errorf("reference %q: want %s and a user id in base64url", ref, userRef)
+		}
+		return who{user: string(b)}, nil
+	}
+	if rest, ok := strings.CutPrefix(ref, anonRef); ok {
+		if rest == "" {
+			return who{}, nil
+		}
+		var p netip.Prefix
+		b, err := base64.RawURLEncoding.DecodeString(rest)
+		if err == nil {
+			err = p.UnmarshalBinary(b)
+		}
+		if err != nil || !p.IsValid() {
+			return who{}, fmt.Errorf("reference %q: want %s and a network in base64url", ref, anonRef)
+		}
+		return who{network: p}, nil
+	}
+	return who{}, fmt.Errorf("reference %q: want %s or %s and base64url", ref, userRef, anonRef)
 }
 
 // clear empties m, keeping its memory.
@@ -216,24 +274,24 @@ func (m *summary) floor() int64 {
 	return m.entries[m.heap[0]].count
 }
 
-// find returns the slot of the table that holds scope and c, or the empty
+// find returns the slot of the table that holds scope and w, or the empty
 // slot where they would go, and whether they are there.
-func (m *summary) find(h uint64, scope string, c core.Caller) (uint64, bool) {
+func (m *summary) find(h uint64, scope string, w who) (uint64, bool) {
 	for i := h & m.mask; ; i = (i + 1) & m.mask {
 		x := m.table[i]
 		if x == 0 {
 			return i, false
 		}
 		e := &m.entries[x-1]
-		if e.hash == h && e.scope == scope && sameCaller(e.caller, c) {
+		if e.hash == h && e.scope == scope && e.who() == w {
 			return i, true
 		}
 	}
 }
 
-// get returns the entry of scope and c, or nil.
-func (m *summary) get(h uint64, scope string, c core.Caller) *entry {
-	if slot, ok := m.find(h, scope, c); ok {
+// get returns the entry of scope and w, or nil.
+func (m *summary) get(h uint64, scope string, w who) *entry {
+	if slot, ok := m.find(h, scope, w); ok {
 		return &m.entries[m.table[slot]-1]
 	}
 	return nil
@@ -254,10 +312,10 @@ func (m *summary) unlink(i uint64) {
 	}
 }
 
-// add counts a refusal of c in scope at now; h is their hash.
-func (m *summary) add(h uint64, scope string, c core.Caller, now int64) {
+// add counts a refusal of c, who is w, in scope at now; h is their hash.
+func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
 	m.total++
-	slot, ok := m.find(h, scope, c)
+	slot, ok := m.find(h, scope, w)
 	if ok {
 		e := &m.entries[m.table[slot]-1]
 		e.count++
@@ -276,11 +334,11 @@ func (m *summary) add(h uint64, scope string, c core.Caller, now int64) {
 	// Take the place of the caller with the smallest count.
 	x := m.heap[0]
 	e := &m.entries[x]
-	old, _ := m.find(e.hash, e.scope, e.caller)
+	old, _ := m.find(e.hash, e.scope, e.who())
 	m.unlink(old)
 	least := e.count
 	*e = entry{scope: scope, caller: c, hash: h, count: least + 1, err: least, first: now, last: now, at: 0}
-	slot, _ = m.find(h, scope, c)
+	slot, _ = m.find(h, scope, w)
 	m.table[slot] = x + 1
 	m.down(0)
 }

@@ -31,7 +31,7 @@ func checkSummary(t *testing.T, m *summary) {
 	var sum int64
 	for i := range m.entries {
 		e := &m.entries[i]
-		slot, ok := m.find(e.hash, e.scope, e.caller)
+		slot, ok := m.find(e.hash, e.scope, e.who())
 		require.True(t, ok, "entry %d (%s) not found", i, e.caller)
 		require.Equal(t, int32(i+1), m.table[slot])
 		require.Equal(t, int32(i), m.heap[e.at], "entry %d's place in the heap", i)

@@ -203,8 +203,15 @@ type Refused struct {
 	// Scope is the scope it was refused in.
 	Scope string `json:"scope"`
 	// Caller is who it is, as core.Caller.String writes it: a user id, an
-	// address or network, or "key:" and an API key.
+	// address or network, or "key:" and an API key. Two callers may write
+	// alike (the user id "key:k" and the caller counted by key k), and an
+	// id may hold bytes that HTML and JSON do not keep: Ref tells them
+	// apart.
 	Caller string `json:"caller"`
+	// Ref names the caller exactly, in ASCII, for a reset request: its
+	// kind, "user:" or "anon:", and the bytes of its user id (or key) or
+	// network in base64url.
+	Ref string `json:"ref"`
 	// Kind is "anon" or "user".
 	Kind string `json:"kind"`
 	// Refusals is the number of refusals counted in the current and the
@@ -251,7 +258,7 @@ func (v *View) Snapshot() Snapshot {
 	})
 	for _, e := range entries[:min(len(entries), v.cfg.Listed)] {
 		r := Refused{
-			Scope: e.scope, Caller: e.caller.String(), Kind: e.caller.Kind().String(),
+			Scope: e.scope, Caller: e.caller.String(), Ref: e.who().ref(), Kind: e.who().kind().String(),
 			Refusals: e.count, Error: e.err,
 			First: time.Unix(0, e.first).In(now.Location()), Last: time.Unix(0, e.last).In(now.Location()),
 		}
