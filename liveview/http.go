@@ -35,12 +35,15 @@ const TokenHeader = "X-CSRF-Token"
 //   - POST with the form fields scope and ref (a row's Scope and Ref, as
 //     [Refused] names them) and the header [TokenHeader]: resets that
 //     caller in that scope (core.Limiter.Reset) and answers 204 No
-//     Content. It answers 400 Bad Request for a ref that is no row
-//     reference; 403 Forbidden when reset is not allowed
-//     ([View.AllowReset]), the token is missing or wrong, or the request
-//     comes from another site (Sec-Fetch-Site); 404 Not Found when the
-//     view lists no such caller in that scope; 500 when the reset failed.
-//     Every error has a JSON body {"error": "..."}.
+//     Content. For a caller whose user id is longer than the view keeps
+//     (its row's Caller ends with the id's length and digest), it answers
+//     202 Accepted, and the reset is made at the caller's next refusal,
+//     when the view holds the caller's value again. It answers 400 Bad
+//     Request for a ref that is no row reference; 403 Forbidden when
+//     reset is not allowed ([View.AllowReset]), the token is missing or
+//     wrong, or the request comes from another site (Sec-Fetch-Site); 404
+//     Not Found when the view lists no such caller in that scope; 500 when
+//     the reset failed. Every error has a JSON body {"error": "..."}.
 //
 // Other methods get 405 Method Not Allowed. Every answer has
 // Cache-Control: no-store.
@@ -109,14 +112,21 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	caller, ok := v.top.lookup(scope, who)
+	e, ok := v.top.lookup(scope, who)
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", ref, scope))
 		return
 	}
-	// caller is the value the limiter gave in its event: Reset counts it
+	if e.long != nil {
+		// The view holds no value of this caller (its id is too long to
+		// keep): the reset waits for its next refusal (View.Observe).
+		v.top.pend(scope, who, v.cfg.Now().UnixNano())
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	// e.caller is the value the limiter gave in its event: Reset counts it
 	// as the limiter counted it.
-	if err := lim.Reset(r.Context(), scope, caller); err != nil {
+	if err := lim.Reset(r.Context(), scope, e.caller); err != nil {
 		status := http.StatusInternalServerError
 		if errors.Is(err, core.ErrUnknownScope) {
 			status = http.StatusNotFound
@@ -274,7 +284,8 @@ const pageScript = `
     form.set('scope', b.dataset.scope);
     form.set('ref', b.dataset.ref);
     fetch(here, {method: 'POST', body: form, credentials: 'same-origin', headers: {'X-CSRF-Token': token}}).then(function (r) {
-      note = (r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
+      var what = r.status === 202 ? 'reset at its next refusal: ' : 'reset ';
+      note = (r.ok ? what + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
       return load();
     }, function (err) {
       note = 'reset failed: ' + err.message + '; ';
@@ -355,7 +366,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <tbody>
 {{range .Rows}}<tr data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-refusals="{{.Refusals}}">
 <td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td>
-<td><button type="button" data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}</td></tr>
+<td><button type="button" data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}{{if .ResetPending}} <span class="muted">reset at its next refusal</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="7" class="muted">No caller refused in the last 15 minutes.</td></tr>
 {{end}}</tbody>
 </table>

@@ -1,13 +1,17 @@
 package liveview
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math/bits"
 	"net/netip"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ratescope/ratescope/core"
 )
@@ -41,6 +45,17 @@ type sketch struct {
 	sums  [2]summary
 	cur   int   // the index in sums of the current period's summary
 	start int64 // when the current period began, Unix ns; 0 before any refusal
+	// pending are the resets asked for callers kept without their id
+	// (longID), by scope and caller, with the time they were asked: each is
+	// made at the caller's next refusal, the first time the view holds the
+	// caller's value again.
+	pending map[place]int64
+}
+
+// A place is a caller in a scope.
+type place struct {
+	scope string
+	who   who
 }
 
 // A summary is one period's Space-Saving summary.
@@ -56,16 +71,66 @@ type summary struct {
 // the view's clock.
 type entry struct {
 	scope       string
-	caller      core.Caller // as the limiter gave it in the event counted
+	caller      core.Caller // as the limiter gave it; the zero Caller when long is not nil
+	long        *longID     // what is kept of a user id longer than maxID, or nil
 	hash        uint64
 	count, err  int64
 	first, last int64
 	reset       int64 // the caller's last reset, or 0
 	at          int32 // its index in heap
+	pending     bool  // a reset is pending (a snapshot's copy only)
+}
+
+// maxID is the length, in bytes, of the longest user id (or key) that the
+// view keeps: the stores' bound. A caller chooses its id's length; of a
+// longer one the view keeps a longID.
+const maxID = 64
+
+// A longID is what an entry keeps of a user id (or key) longer than
+// maxID, in place of the caller: who the caller is, as the stores count
+// it, "sha256:" and the id's SHA-256 digest in hex; the first bytes of
+// the caller as core.Caller.String writes it, a copy, for the page; and
+// the id's length.
+type longID struct {
+	user string
+	head string
+	size int
+}
+
+// headLen is how many bytes of a long id the page shows.
+const headLen = 32
+
+// newLongID returns what an entry keeps of c, whose user id is longer
+// than maxID and whose digest form is user.
+func newLongID(c core.Caller, user string) *longID {
+	str, n := c.String(), headLen // len(str) > maxID > headLen
+	for n > 0 && !utf8.RuneStart(str[n]) {
+		n-- // not a rune cut in two
+	}
+	return &longID{user: user, head: strings.Clone(str[:n]), size: len(c.User())}
+}
+
+// String writes l for the page: its first bytes, its length and the start
+// of its digest.
+func (l *longID) String() string {
+	return fmt.Sprintf("%s… (%d bytes, %s)", l.head, l.size, l.user[:len("sha256:")+16])
 }
 
 // who returns who e's caller is.
-func (e *entry) who() who { return whoOf(e.caller) }
+func (e *entry) who() who {
+	if e.long != nil {
+		return who{user: e.long.user}
+	}
+	return whoOf(e.caller)
+}
+
+// callerString returns e's caller as the page writes it.
+func (e *entry) callerString() string {
+	if e.long != nil {
+		return e.long.String()
+	}
+	return e.caller.String()
+}
 
 // period is the length of a sketch's period, in nanoseconds.
 const period = int64(Seconds) * 1e9
@@ -115,17 +180,41 @@ func (s *sketch) turn(now int64) {
 		s.cur = 1 - s.cur
 		s.sums[s.cur].clear()
 		s.start += period
+	default:
+		return
 	}
+	// A caller not refused for a period is no longer listed.
+	maps.DeleteFunc(s.pending, func(_ place, at int64) bool { return now-at >= period })
 }
 
-// add counts a refusal of c in scope at now.
-func (s *sketch) add(scope string, c core.Caller, now int64) {
+// add counts a refusal of c in scope at now, and reports whether a reset
+// of c in scope is pending ([sketch.pend]): it is no longer, and the
+// caller makes it.
+func (s *sketch) add(scope string, c core.Caller, now int64) bool {
 	w := whoOf(c)
 	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turn(now)
 	s.sums[s.cur].add(h, scope, w, c, now)
+	if len(s.pending) == 0 {
+		return false
+	}
+	p := place{scope: scope, who: w}
+	_, ok := s.pending[p]
+	delete(s.pending, p)
+	return ok
+}
+
+// pend records, at now, that a reset of w in scope is asked for, to be
+// made at w's next refusal.
+func (s *sketch) pend(scope string, w who, now int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[place]int64{}
+	}
+	s.pending[place{scope: scope, who: w}] = now
 }
 
 // markReset records that c's counts in scope were reset at now, in the
@@ -169,21 +258,26 @@ func (s *sketch) snapshot(now int64) ([]entry, int64) {
 			out = append(out, e)
 		}
 	}
+	if len(s.pending) != 0 {
+		for i := range out {
+			_, out[i].pending = s.pending[place{scope: out[i].scope, who: out[i].who()}]
+		}
+	}
 	return out, cur.total + prev.total
 }
 
-// lookup returns the caller kept in scope that w names, and whether one
-// is kept.
-func (s *sketch) lookup(scope string, w who) (core.Caller, bool) {
+// lookup returns a copy of the entry kept in scope that w names, and
+// whether one is kept.
+func (s *sketch) lookup(scope string, w who) (entry, bool) {
 	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.sums {
 		if e := s.sums[i].get(h, scope, w); e != nil {
-			return e.caller, true
+			return *e, true
 		}
 	}
-	return core.Caller{}, false
+	return entry{}, false
 }
 
 // A who is a caller as the store counts it, and as the sketch tells
@@ -198,8 +292,17 @@ type who struct {
 	network netip.Prefix
 }
 
-// whoOf returns who c is.
-func whoOf(c core.Caller) who { return who{user: c.User(), network: c.Network()} }
+// whoOf returns who c is: for a user id (or key) longer than maxID, the
+// form a store counts it by, "sha256:" and its SHA-256 digest in hex, so
+// that the view keeps as little of it as a store does.
+func whoOf(c core.Caller) who {
+	u := c.User()
+	if len(u) > maxID {
+		sum := sha256.Sum256([]byte(u))
+		return who{user: "sha256:" + hex.EncodeToString(sum[:])}
+	}
+	return who{user: u, network: c.Network()}
+}
 
 // kind returns the kind of caller w is.
 func (w who) kind() core.Kind {
@@ -323,9 +426,13 @@ func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
 		m.down(int(e.at))
 		return
 	}
+	var long *longID
+	if len(c.User()) > maxID {
+		long, c = newLongID(c, w.user), core.Caller{}
+	}
 	if len(m.entries) < cap(m.entries) {
 		n := int32(len(m.entries))
-		m.entries = append(m.entries, entry{scope: scope, caller: c, hash: h, count: 1, first: now, last: now, at: n})
+		m.entries = append(m.entries, entry{scope: scope, caller: c, long: long, hash: h, count: 1, first: now, last: now, at: n})
 		m.heap = append(m.heap, n)
 		m.table[slot] = n + 1
 		m.up(int(n))
@@ -337,7 +444,7 @@ func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
 	old, _ := m.find(e.hash, e.scope, e.who())
 	m.unlink(old)
 	least := e.count
-	*e = entry{scope: scope, caller: c, hash: h, count: least + 1, err: least, first: now, last: now, at: 0}
+	*e = entry{scope: scope, caller: c, long: long, hash: h, count: least + 1, err: least, first: now, last: now, at: 0}
 	slot, _ = m.find(h, scope, w)
 	m.table[slot] = x + 1
 	m.down(0)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,6 +81,33 @@ func TestSummaryInvariants(t *testing.T) {
 				assert.LessOrEqual(t, e.count-e.err, real, e.caller.String())
 				assert.LessOrEqual(t, e.err, total/int64(k), e.caller.String())
 			}
+		})
+	}
+}
+
+// TestLongIDHead: the page shows the first bytes of a long id, never a
+// rune cut in two, and a key caller as core.Caller.String writes it.
+func TestLongIDHead(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxID)
+	tests := []struct {
+		name   string
+		caller core.Caller
+		head   string
+	}{
+		{name: "ASCII", caller: core.UserCaller(strings.Repeat("a", 40) + long), head: strings.Repeat("a", headLen)},
+		{name: "a rune across the cut", caller: core.UserCaller(strings.Repeat("a", headLen-1) + "é" + long), head: strings.Repeat("a", headLen-1)},
+		{name: "a rune that ends at the cut", caller: core.UserCaller(strings.Repeat("a", headLen-2) + "é" + long), head: strings.Repeat("a", headLen-2) + "é"},
+		{name: "a key", caller: core.KeyCaller(long), head: "key:" + long[:headLen-4]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := whoOf(tt.caller)
+			require.Len(t, w.user, len("sha256:")+64)
+			l := newLongID(tt.caller, w.user)
+			assert.Equal(t, tt.head, l.head)
+			assert.Equal(t, len(tt.caller.User()), l.size)
 		})
 	}
 }

@@ -22,7 +22,9 @@ type Config struct {
 	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
 	// periods of 15 minutes, the current one and the previous one. Memory
 	// is about 300 bytes per caller kept, plus its user id twice, whatever
-	// the number of callers refused. With N the refusals of the two
+	// the number of callers refused; of a user id longer than the stores
+	// keep, the view keeps what a store does, its digest, and its first
+	// bytes for the page. With N the refusals of the two
 	// periods, every caller refused more than N/Callers times in them is
 	// listed, with a count too high by at most N/Callers. Default: 1000.
 	Callers int
@@ -130,8 +132,11 @@ func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
 // second of Config.Now; a refusal (core.OutcomeDenied) counts too against
 // the caller in the scope; a reset (core.OutcomeReset) is marked on the
 // caller's row. It takes no lock but the sketch's, for a refusal, and
-// allocates nothing, but on the first event of a scope.
-func (v *View) Observe(_ context.Context, e core.Event) {
+// allocates nothing, but on the first event of a scope and for a user id
+// longer than the view keeps, whose digest it computes. A reset asked for
+// such a caller ([View.ServeHTTP]) is made on its next refusal, by
+// Observe, which then waits for core.Limiter.Reset.
+func (v *View) Observe(ctx context.Context, e core.Event) {
 	if e.Decision == nil && e.BalanceDecision == nil {
 		return
 	}
@@ -151,8 +156,12 @@ func (v *View) Observe(_ context.Context, e core.Event) {
 		s.seen[k].Store(true)
 	}
 	s.rings[k][o].add(now.Unix())
-	if o == core.OutcomeDenied {
-		v.top.add(e.Scope(), c, now.UnixNano())
+	if o == core.OutcomeDenied && v.top.add(e.Scope(), c, now.UnixNano()) {
+		// A reset asked for when the view held no value of c (a long id):
+		// c is that value. Once, on this refusal, the request waits for it.
+		if lim := v.limiter.Load(); lim != nil {
+			_ = lim.Reset(context.WithoutCancel(ctx), e.Scope(), c) // a failure leaves the row unmarked: ask again
+		}
 	}
 }
 
@@ -229,6 +238,10 @@ type Refused struct {
 	// Reset is the caller's last reset in the scope since it was counted,
 	// or the zero time (left out of the JSON).
 	Reset time.Time `json:"reset,omitzero"`
+	// ResetPending reports that a reset was asked for a caller whose user
+	// id is longer than the view keeps, and waits for its next refusal
+	// (see [View.ServeHTTP]); false is left out of the JSON.
+	ResetPending bool `json:"reset_pending,omitzero"`
 }
 
 // Snapshot returns what the view shows now.
@@ -258,13 +271,14 @@ func (v *View) Snapshot() Snapshot {
 	})
 	for _, e := range entries[:min(len(entries), v.cfg.Listed)] {
 		r := Refused{
-			Scope: e.scope, Caller: e.caller.String(), Ref: e.who().ref(), Kind: e.who().kind().String(),
+			Scope: e.scope, Caller: e.callerString(), Ref: e.who().ref(), Kind: e.who().kind().String(),
 			Refusals: e.count, Error: e.err,
 			First: time.Unix(0, e.first).In(now.Location()), Last: time.Unix(0, e.last).In(now.Location()),
 		}
 		if e.reset > e.first {
 			r.Reset = time.Unix(0, e.reset).In(now.Location())
 		}
+		r.ResetPending = e.pending
 		snap.Refused = append(snap.Refused, r)
 	}
 	return snap
