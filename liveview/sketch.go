@@ -1,6 +1,7 @@
 package liveview
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"math/bits"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -45,6 +47,12 @@ type sketch struct {
 	sums  [2]summary
 	cur   int   // the index in sums of the current period's summary
 	start int64 // when the current period began, Unix ns; 0 before any refusal
+	// turns counts the turns of the periods, for a snapshot to tell that
+	// the summaries it reads turned meanwhile.
+	turns int
+	// between, if not nil, is called by a snapshot between two chunks,
+	// without the lock: a test's hook.
+	between func()
 	// pending are the resets asked for callers kept without their id
 	// (longID), by scope and caller, with the time they were asked: each is
 	// made at the caller's next refusal, the first time the view holds the
@@ -183,6 +191,7 @@ func (s *sketch) turn(now int64) {
 	default:
 		return
 	}
+	s.turns++
 	// A caller not refused for a period is no longer listed.
 	maps.DeleteFunc(s.pending, func(_ place, at int64) bool { return now-at >= period })
 }
@@ -231,39 +240,150 @@ func (s *sketch) markReset(scope string, c core.Caller, now int64) {
 	}
 }
 
-// snapshot returns the callers of both summaries, merged, and the number
-// of refusals they counted.
-func (s *sketch) snapshot(now int64) ([]entry, int64) {
+// chunk is how many entries a snapshot reads under the lock at a time:
+// between chunks it lets the refusals in.
+const chunk = 1024
+
+// snapshot returns, best first (rank), the n callers of both summaries,
+// merged, refused most and last refused after since, and the number of
+// refusals counted. It reads the summaries a chunk at a time, releasing
+// the lock between chunks, and keeps n callers at most: however many
+// callers the sketch keeps, a refusal waits for one chunk, never for the
+// whole snapshot. The summaries may change between chunks; what it
+// returns is then as of some time during the snapshot for each caller (a
+// caller evicted and kept again meanwhile may be missed, or read twice and
+// listed once).
+func (s *sketch) snapshot(now, since int64, n int) ([]entry, int64) {
+	var (
+		best  top
+		total int64
+	)
+scan:
+	for {
+		s.mu.Lock()
+		s.turn(now)
+		turns := s.turns
+		total = s.sums[0].total + s.sums[1].total
+		s.mu.Unlock()
+		best = top{n: n}
+		// The previous summary first: it changes no more in its period
+		// but for resets (markReset), so that a caller of both is found in
+		// the current one when the current one is read.
+		for _, prevPhase := range []bool{true, false} {
+			for i := 0; ; i += chunk {
+				s.mu.Lock()
+				if s.turns != turns {
+					s.mu.Unlock()
+					continue scan // the periods turned: read them again
+				}
+				cur, prev := &s.sums[s.cur], &s.sums[1-s.cur]
+				m := cur
+				if prevPhase {
+					m = prev
+				}
+				if i >= len(m.entries) {
+					s.mu.Unlock()
+					break
+				}
+				for _, e := range m.entries[i:min(i+chunk, len(m.entries))] {
+					if e.last <= since {
+						continue
+					}
+					if prevPhase {
+						if cur.get(e.hash, e.scope, e.who()) != nil {
+							continue // read with the current summary
+						}
+						e.count += cur.floor()
+						e.err += cur.floor()
+					} else if p := prev.get(e.hash, e.scope, e.who()); p != nil {
+						e.count += p.count
+						e.err += p.err
+						e.first = min(e.first, p.first)
+						e.reset = max(e.reset, p.reset)
+					} else {
+						e.count += prev.floor()
+						e.err += prev.floor()
+					}
+					best.push(e)
+				}
+				s.mu.Unlock()
+				if s.between != nil {
+					s.between()
+				}
+			}
+		}
+		break
+	}
+	out := best.sorted()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turn(now)
-	cur, prev := &s.sums[s.cur], &s.sums[1-s.cur]
-	out := make([]entry, 0, len(cur.entries)+len(prev.entries))
-	for _, e := range cur.entries {
-		if p := prev.get(e.hash, e.scope, e.who()); p != nil {
-			e.count += p.count
-			e.err += p.err
-			e.first = min(e.first, p.first)
-			e.reset = max(e.reset, p.reset)
-		} else {
-			e.count += prev.floor()
-			e.err += prev.floor()
-		}
-		out = append(out, e)
-	}
-	for _, e := range prev.entries {
-		if cur.get(e.hash, e.scope, e.who()) == nil {
-			e.count += cur.floor()
-			e.err += cur.floor()
-			out = append(out, e)
-		}
-	}
 	if len(s.pending) != 0 {
 		for i := range out {
 			_, out[i].pending = s.pending[place{scope: out[i].scope, who: out[i].who()}]
 		}
 	}
-	return out, cur.total + prev.total
+	s.mu.Unlock()
+	return out, total
+}
+
+// A top keeps the n entries that rank first of those pushed.
+type top struct {
+	n int
+	h []entry // a heap whose root ranks last of those kept
+}
+
+// push offers e.
+func (t *top) push(e entry) {
+	switch {
+	case len(t.h) < t.n:
+		t.h = append(t.h, e)
+		for i := len(t.h) - 1; i > 0 && t.after(i, (i-1)/2); i = (i - 1) / 2 {
+			t.h[i], t.h[(i-1)/2] = t.h[(i-1)/2], t.h[i]
+		}
+	case t.n > 0 && rank(&e, &t.h[0]) < 0:
+		t.h[0] = e
+		for i := 0; ; {
+			last := i
+			if l := 2*i + 1; l < len(t.h) && t.after(l, last) {
+				last = l
+			}
+			if r := 2*i + 2; r < len(t.h) && t.after(r, last) {
+				last = r
+			}
+			if last == i {
+				return
+			}
+			t.h[i], t.h[last] = t.h[last], t.h[i]
+			i = last
+		}
+	}
+}
+
+// after reports whether the entry at i ranks after the one at j.
+func (t *top) after(i, j int) bool { return rank(&t.h[i], &t.h[j]) > 0 }
+
+// sorted returns the entries kept, best first, each caller once.
+func (t *top) sorted() []entry {
+	slices.SortFunc(t.h, func(a, b entry) int { return rank(&a, &b) })
+	seen := make(map[place]bool, len(t.h))
+	return slices.DeleteFunc(t.h, func(e entry) bool {
+		p := place{scope: e.scope, who: e.who()}
+		if seen[p] {
+			return true
+		}
+		seen[p] = true
+		return false
+	})
+}
+
+// rank orders entries as the view lists them: the most refused first,
+// then the last refused most recently, then by scope and caller.
+func rank(a, b *entry) int {
+	if c := cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(b.last, a.last)); c != 0 {
+		return c // the case of almost every entry a snapshot reads
+	}
+	wa, wb := a.who(), b.who()
+	return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(wa.user, wb.user),
+		wa.network.Addr().Compare(wb.network.Addr()), cmp.Compare(wa.network.Bits(), wb.network.Bits()))
 }
 
 // lookup returns a copy of the entry kept in scope that w names, and

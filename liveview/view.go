@@ -244,6 +244,12 @@ type Refused struct {
 	ResetPending bool `json:"reset_pending,omitzero"`
 }
 
+// listed returns the callers the view lists at now, the most refused
+// first, and the refusals counted.
+func (v *View) listed(now time.Time) ([]entry, int64) {
+	return v.top.snapshot(now.UnixNano(), now.Add(-Seconds*time.Second).UnixNano(), v.cfg.Listed)
+}
+
 // Snapshot returns what the view shows now.
 func (v *View) Snapshot() Snapshot {
 	now := v.cfg.Now()
@@ -262,14 +268,9 @@ func (v *View) Snapshot() Snapshot {
 			}
 		}
 	}
-	entries, n := v.top.snapshot(now.UnixNano())
+	entries, n := v.listed(now)
 	snap.Refusals, snap.ErrorBound = n, n/int64(v.cfg.Callers)
-	since := now.Add(-Seconds * time.Second).UnixNano()
-	entries = slices.DeleteFunc(entries, func(e entry) bool { return e.last <= since })
-	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(b.last, a.last), cmp.Compare(a.scope, b.scope))
-	})
-	for _, e := range entries[:min(len(entries), v.cfg.Listed)] {
+	for _, e := range entries {
 		r := Refused{
 			Scope: e.scope, Caller: e.callerString(), Ref: e.who().ref(), Kind: e.who().kind().String(),
 			Refusals: e.count, Error: e.err,
