@@ -42,7 +42,8 @@ const TokenHeader = "X-CSRF-Token"
 //     Request for a ref that is no row reference; 403 Forbidden when
 //     reset is not allowed ([View.AllowReset]), the token is missing or
 //     wrong, or the request comes from another site (Sec-Fetch-Site); 404
-//     Not Found when the view lists no such caller in that scope; 500 when
+//     Not Found when the view does not list that caller in that scope
+//     (the page's rows, Config.Listed at most, as of the request); 500 when
 //     the reset failed. Every error has a JSON body {"error": "..."}.
 //
 // Other methods get 405 Method Not Allowed. Every answer has
@@ -112,11 +113,13 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	e, ok := v.top.lookup(scope, who)
-	if !ok {
+	entries, _ := v.listed(v.cfg.Now())
+	i := slices.IndexFunc(entries, func(e entry) bool { return e.scope == scope && e.who() == who })
+	if i < 0 {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", ref, scope))
 		return
 	}
+	e := entries[i]
 	if e.long != nil {
 		// The view holds no value of this caller (its id is too long to
 		// keep): the reset waits for its next refusal (View.Observe).

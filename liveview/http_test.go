@@ -233,6 +233,29 @@ func TestReset(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, post(s.view, tok, "", "api", refOf(t, eve)).Code, "disabled again")
 }
 
+// TestResetOnlyListed: a caller the view keeps but does not list (here
+// past Config.Listed) cannot be reset through it, as the package says.
+func TestResetOnlyListed(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{Listed: 1}, map[string]string{"api.anon": "1/min"})
+	s.view.AllowReset(s.lim)
+	listed, unlisted := s.addr("192.0.2.1"), s.addr("192.0.2.2")
+	s.allow(t, "api", listed, 1+3)
+	s.allow(t, "api", unlisted, 1+1)
+	snap := s.view.Snapshot()
+	require.Len(t, snap.Refused, 1)
+	require.Equal(t, refOf(t, listed), snap.Refused[0].Ref)
+	tok := token(t, s.view)
+
+	w := post(s.view, tok, "same-origin", "api", refOf(t, unlisted))
+	assert.Equal(t, http.StatusNotFound, w.Code, w.Body.String())
+	d, err := s.lim.Allow(context.Background(), "api", unlisted)
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeDenied, d.Outcome, "not reset")
+	w = post(s.view, tok, "same-origin", "api", refOf(t, listed))
+	assert.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+}
+
 // TestResetNamesRowsExactly: every listed row resets its own caller and
 // no other, by the reference the JSON and the page give, whatever bytes
 // its id holds (NUL, CR, CRLF, invalid UTF-8, which HTML and JSON do not

@@ -386,20 +386,6 @@ func rank(a, b *entry) int {
 		wa.network.Addr().Compare(wb.network.Addr()), cmp.Compare(wa.network.Bits(), wb.network.Bits()))
 }
 
-// lookup returns a copy of the entry kept in scope that w names, and
-// whether one is kept.
-func (s *sketch) lookup(scope string, w who) (entry, bool) {
-	h := s.hashOf(scope, w)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.sums {
-		if e := s.sums[i].get(h, scope, w); e != nil {
-			return *e, true
-		}
-	}
-	return entry{}, false
-}
-
 // A who is a caller as the store counts it, and as the sketch tells
 // callers apart: its user id (or key) and its network. A Caller holds more
 // than that (what core.Limiter.Caller found of the request's address

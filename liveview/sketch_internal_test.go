@@ -153,6 +153,16 @@ func rows(entries []entry) []string {
 	return out
 }
 
+// kept returns the entry of w in the current summary of s.
+func kept(t *testing.T, s *sketch, w who) entry {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.sums[s.cur].entries, func(e entry) bool { return e.who() == w })
+	require.GreaterOrEqual(t, i, 0, "kept")
+	return s.sums[s.cur].entries[i]
+}
+
 // TestSnapshotInChunks: a snapshot of summaries of several chunks lists
 // what a snapshot read at once does (all of them), and lets refusals in between its
 // chunks: the lock is free there, and an Observe of a refusal is counted.
@@ -195,8 +205,7 @@ func TestSnapshotInChunks(t *testing.T) {
 
 	// A caller the current summary keeps, so that its refusals evict none.
 	heavy := v.top.sums[v.top.cur].entries[0].caller
-	before, ok := v.top.lookup("api", whoOf(heavy))
-	require.True(t, ok)
+	before := kept(t, v.top, whoOf(heavy))
 	var chunks int
 	v.top.between = func() {
 		chunks++
@@ -221,7 +230,6 @@ func TestSnapshotInChunks(t *testing.T) {
 	second := storetest.Start.Add(time.Duration(period)).UnixNano()
 	assert.True(t, slices.ContainsFunc(got, func(e entry) bool { return e.last < second }), "callers of the previous period only are listed")
 
-	after, ok := v.top.lookup("api", whoOf(heavy))
-	require.True(t, ok)
+	after := kept(t, v.top, whoOf(heavy))
 	assert.Equal(t, before.count+2*4, after.count, "refused once between each two chunks, and counted")
 }
