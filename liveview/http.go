@@ -274,9 +274,9 @@ const pageScript = `
       return r.text();
     }).then(function (html) {
       live.innerHTML = html;
-      status.textContent = note + 'updated ' + new Date().toLocaleTimeString();
+      status.textContent = note + 'updated ' + document.getElementById('now').dataset.clock;
     }, function (err) {
-      status.textContent = 'not updated: ' + err.message;
+      status.textContent = 'not updated since ' + document.getElementById('now').dataset.clock + ': ' + err.message;
     });
   }
   live.addEventListener('click', function (ev) {
@@ -347,7 +347,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 </body>
 </html>
 {{define "main"}}
-<p class="muted" id="now">As of {{clock .Snap.Now}}.</p>
+<p class="muted" id="now" data-clock="{{clock .Snap.Now}}">As of {{clock .Snap.Now}}.</p>
 {{range .Charts}}
 <section class="chart" data-scope="{{.Scope}}" data-kind="{{.Kind}}">
 <h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s)</span></h2>
@@ -363,7 +363,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <p>No decision seen yet.</p>
 {{end}}
 <h2>Callers refused most</h2>
-<p class="muted">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept; a count is too high by at most its ± figure, never more than {{.Snap.ErrorBound}}.{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
+<p class="muted" id="accuracy">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept. {{if .Snap.ErrorBound}}A count marked ±E may include up to E refusals of other callers, and no count more than {{.Snap.ErrorBound}}.{{else}}Every count is exact.{{end}}{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
 <table id="refused">
 <thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
 <tbody>

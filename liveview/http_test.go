@@ -120,6 +120,28 @@ func TestPageFetchesWithoutURLCredentials(t *testing.T) {
 	assert.NotContains(t, script, "location.href")
 }
 
+// TestPageWording: the page says how exact its counts are in one plain
+// sentence, and writes every time in one zone, the view clock's, the
+// status line's too (from the fragment, not the browser's clock).
+func TestPageWording(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{Callers: 2}, map[string]string{"api.anon": "1/hour"})
+	s.allow(t, "api", s.addr("192.0.2.1"), 1+1)
+	page := get(t, s.view, "/").Body.String()
+	assert.Contains(t, page, "2 callers kept. Every count is exact.")
+	s.allow(t, "api", s.addr("192.0.2.2"), 1+3)
+	s.allow(t, "api", s.addr("192.0.2.3"), 1+1) // takes the place of 192.0.2.1
+	page = get(t, s.view, "/").Body.String()
+	assert.Contains(t, page, "A count marked ±E may include up to E refusals of other callers, and no count more than 2.")
+	assert.Contains(t, page, "2 ±1")
+	assert.NotContains(t, page, "never more than")
+
+	assert.Contains(t, page, `<p class="muted" id="now" data-clock="2030-01-07 09:00:00 UTC">`)
+	script := between(t, page, "<script>", "</script>")
+	assert.NotContains(t, script, "new Date", "the status line's time is the view's")
+	assert.Contains(t, script, "dataset.clock")
+}
+
 func TestPolylinePoints(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1000/min"})
