@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -161,14 +162,14 @@ type pageData struct {
 // A chart draws the series of one scope and kind of caller.
 type chart struct {
 	Scope, Kind string
-	Peak        int64 // the largest count of a second, the top of the chart
+	Peak        int64 // the largest count of a second, the top of every strip
 	Lines       []line
 }
 
 // A line is one outcome of a chart.
 type line struct {
 	Outcome, Label, Colour string
-	Total                  int64
+	Total, Peak            int64  // the sum of the counts and the largest
 	Points                 string // of an SVG polyline, 0 to Seconds-1 by 0 to chartHeight
 
 	counts []int64 // per second, drawn as Points once the chart's peak is known
@@ -180,9 +181,12 @@ type row struct {
 	Enabled bool
 }
 
-// chartHeight is the height of a chart in SVG units; a second is one unit
-// wide.
-const chartHeight = 100
+// chartHeight is the height of a chart's strip in SVG units; a second is
+// one unit wide. A chart draws each outcome that had a decision on a strip
+// of its own, so that no line hides another, and every strip of a chart on
+// one logarithmic scale whose top is the chart's peak, so that a steady
+// few refusals a second stay visible beside a burst of a hundred.
+const chartHeight = 40
 
 // outcomeLines are the label and colour of each outcome's line, by its
 // name in a [Series].
@@ -204,9 +208,10 @@ func (v *View) pageData() pageData {
 			d.Charts = append(d.Charts, chart{Scope: s.Scope, Kind: s.Kind, Peak: 1})
 		}
 		c := &d.Charts[len(d.Charts)-1]
-		c.Peak = max(c.Peak, slices.Max(s.PerSecond))
+		peak := slices.Max(s.PerSecond)
+		c.Peak = max(c.Peak, peak)
 		l := outcomeLines[s.Outcome]
-		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: l.label, Colour: l.colour, Total: s.Total, counts: s.PerSecond})
+		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: l.label, Colour: l.colour, Total: s.Total, Peak: peak, counts: s.PerSecond})
 	}
 	for _, c := range d.Charts {
 		for i := range c.Lines {
@@ -219,12 +224,14 @@ func (v *View) pageData() pageData {
 	return d
 }
 
-// polyline returns the points of an SVG polyline of counts scaled to
-// peak: only the seconds where the count changes, and the ends.
+// polyline returns the points of an SVG polyline of counts on a
+// logarithmic scale whose top is peak (0 at the bottom, peak 2 units below
+// the top): only the seconds where the count changes, and the ends.
 func polyline(counts []int64, peak int64) string {
 	var b strings.Builder
+	top := math.Log1p(float64(peak))
 	y := func(n int64) string {
-		return strconv.FormatFloat(chartHeight-float64(n)*(chartHeight-2)/float64(peak), 'f', 1, 64)
+		return strconv.FormatFloat(chartHeight-(chartHeight-2)*math.Log1p(float64(n))/top, 'f', 1, 64)
 	}
 	last := -1 // the last second with a point
 	point := func(i int) {
@@ -304,7 +311,9 @@ const pageStyle = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; margin: 0 0 .2em; }
 h2 { font-size: 1.05em; margin: 1.2em 0 .3em; }
-.chart svg { width: 100%; max-width: 900px; height: 100px; background: #fafafa; border: 1px solid #ddd; }
+.chart svg { display: block; width: 100%; max-width: 900px; height: 40px; background: #fafafa; border: 1px solid #ddd; }
+.strip { margin: 2px 0; }
+.strip .label { font-size: 12px; color: #555; }
 .axis { display: flex; justify-content: space-between; max-width: 900px; font-size: 12px; color: #777; }
 .legend { list-style: none; padding: 0; margin: .2em 0; display: flex; flex-wrap: wrap; gap: 1em; }
 .legend .swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: middle; }
@@ -350,10 +359,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <p class="muted" id="now" data-clock="{{clock .Snap.Now}}">As of {{clock .Snap.Now}}.</p>
 {{range .Charts}}
 <section class="chart" data-scope="{{.Scope}}" data-kind="{{.Kind}}">
-<h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s)</span></h2>
-<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="decisions per second in scope {{.Scope}}, {{.Kind}} callers">
-{{range .Lines}}{{if .Total}}<polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/>
-{{end}}{{end}}</svg>
+<h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s; one strip per outcome, all on one log scale: half way up is about the square root of the peak)</span></h2>
+{{$chart := .}}{{range .Lines}}{{if .Total}}<div class="strip" data-outcome="{{.Outcome}}"><span class="label">{{.Label}}, peak {{.Peak}}/s</span>
+<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="{{.Label}} per second in scope {{$chart.Scope}}, {{$chart.Kind}} callers, peak {{.Peak}}"><polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/></svg></div>
+{{end}}{{end}}
 <div class="axis"><span>15 min ago</span><span>10 min ago</span><span>5 min ago</span><span>now</span></div>
 <ul class="legend">
 {{range .Lines}}<li data-outcome="{{.Outcome}}" data-total="{{.Total}}"><svg class="swatch" viewBox="0 0 1 1"><rect width="1" height="1" fill="{{.Colour}}"/></svg>{{.Label}}: {{.Total}}</li>

@@ -150,8 +150,32 @@ func TestPolylinePoints(t *testing.T) {
 	s.clock.Advance(time.Second)
 	s.allow(t, "api", ip, 2)
 	page := get(t, s.view, "/").Body.String()
-	// Zero until the second before last, 4 (the peak, at the top), 2 now.
-	assert.Contains(t, page, `data-outcome="allowed" points="0,100.0 897,100.0 898,2.0 899,51.0"`)
+	// Zero until the second before last, 4 (the peak, at the top), 2 now,
+	// on a log scale: 40 - 38·ln(1+2)/ln(1+4).
+	assert.Contains(t, page, `data-outcome="allowed" points="0,40.0 897,40.0 898,2.0 899,14.1"`)
+}
+
+// TestChartStrips: each outcome with decisions has a strip of its own, so
+// that lines close to each other do not hide one another, on one log
+// scale, so that a burst of 160 refusals in a second leaves a steady 5 a
+// second a third of the strip high, not one or two units of 40.
+func TestChartStrips(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/hour"})
+	ip := s.addr("192.0.2.1")
+	s.allow(t, "api", ip, 1+160)
+	for range 10 {
+		s.clock.Advance(time.Second)
+		s.allow(t, "api", ip, 5)
+	}
+	page := get(t, s.view, "/").Body.String()
+	assert.Equal(t, 2, strings.Count(page, `<div class="strip" data-outcome=`), "allowed and refused, the outcomes seen")
+	refused := between(t, page, `<div class="strip" data-outcome="denied">`, `</div>`)
+	assert.Contains(t, refused, "refused, peak 160/s")
+	assert.Equal(t, 1, strings.Count(refused, "<polyline"), "one line a strip")
+	// 40 - 38·ln(1+160)/ln(1+160) at the burst, 40 - 38·ln(1+5)/ln(1+160) after.
+	assert.Contains(t, refused, `points="0,40.0 888,40.0 889,2.0 890,26.6 899,26.6"`)
+	assert.Contains(t, between(t, page, `<div class="strip" data-outcome="allowed">`, `</div>`), "allowed, peak 1/s")
 }
 
 // token returns the CSRF token of the view's page.
