@@ -404,8 +404,16 @@ type who struct {
 func whoOf(c core.Caller) who {
 	u := c.User()
 	if len(u) > maxID {
-		sum := sha256.Sum256([]byte(u))
-		return who{user: "sha256:" + hex.EncodeToString(sum[:])}
+		// Through a small buffer: []byte(u) would copy the whole id.
+		h, buf := sha256.New(), make([]byte, 4096)
+		for rest := u; rest != ""; {
+			n := copy(buf, rest)
+			_, _ = h.Write(buf[:n]) // a hash.Hash never fails
+			rest = rest[n:]
+		}
+		b := make([]byte, 0, len("sha256:")+hex.EncodedLen(sha256.Size))
+		b = append(b, "sha256:"...)
+		return who{user: string(hex.AppendEncode(b, h.Sum(nil)))}
 	}
 	return who{user: u, network: c.Network()}
 }

@@ -212,7 +212,9 @@ type Refused struct {
 	// Scope is the scope it was refused in.
 	Scope string `json:"scope"`
 	// Caller is who it is, as core.Caller.String writes it: a user id, an
-	// address or network, or "key:" and an API key. Two callers may write
+	// address or network, or "key:" and an API key; for a user id (or
+	// key) longer than the view keeps, its first bytes, its length and
+	// the start of its SHA-256 digest. Two callers may write
 	// alike (the user id "key:k" and the caller counted by key k), and an
 	// id may hold bytes that HTML and JSON do not keep: Ref tells them
 	// apart.
