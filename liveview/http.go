@@ -109,13 +109,13 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	scope, ref := r.PostForm.Get("scope"), r.PostForm.Get("ref")
-	who, err := parseRef(ref)
+	id, err := parseRef(ref)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	entries, _ := v.listed(v.cfg.Now())
-	i := slices.IndexFunc(entries, func(e entry) bool { return e.scope == scope && e.who() == who })
+	i := slices.IndexFunc(entries, func(e entry) bool { return e.scope == scope && e.who() == id })
 	if i < 0 {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", ref, scope))
 		return
@@ -124,7 +124,7 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 	if e.long != nil {
 		// The view holds no value of this caller (its id is too long to
 		// keep): the reset waits for its next refusal (View.Observe).
-		v.top.pend(scope, who, v.cfg.Now().UnixNano())
+		v.top.pend(scope, id, v.cfg.Now().UnixNano())
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
