@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,4 +78,22 @@ func TestNoAllocationWhenMounted(t *testing.T) {
 		assert.Equal(t, nothing, mounted, "%s: Guard.Check observed by the view and by a hook that does nothing", tt.name)
 		assert.Equal(t, nothing, both, "%s: with core.Observers", tt.name)
 	}
+}
+
+// TestObserveOfLongIDCopiesNothing: a refusal of a caller whose user id is
+// longer than the view keeps costs the view the id's digest, not a copy of
+// the id.
+func TestObserveOfLongIDCopiesNothing(t *testing.T) {
+	s := newSetup(t, liveview.Config{}, nil)
+	ctx := context.Background()
+	d := core.Decision{Scope: "api", Caller: s.user(strings.Repeat("x", 1<<20)), Outcome: core.OutcomeDenied}
+	s.view.Observe(ctx, core.Event{Decision: &d}) // the scope's series and the caller's entry
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		s.view.Observe(ctx, core.Event{Decision: &d})
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(runs*1024), "bytes allocated by %d refusals of an id of 1 MiB", runs)
 }

@@ -122,3 +122,36 @@ func BenchmarkServedRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshot is one View.Snapshot (the page's and the JSON's
+// figures) of a view whose two summaries are full, with the default
+// Config.Callers and the largest: the time and memory of a refresh. A
+// refusal waits for one chunk of the snapshot at most, not for all of it
+// (TestSnapshotInChunks).
+func BenchmarkSnapshot(b *testing.B) {
+	for _, callers := range []int{1000, 1_000_000} {
+		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
+			clock := storetest.NewClock(storetest.Start)
+			view, err := liveview.New(liveview.Config{Callers: callers, Now: clock.Now})
+			require.NoError(b, err)
+			ctx := context.Background()
+			d := core.Decision{Scope: "api", Outcome: core.OutcomeDenied}
+			// Two periods of 15 minutes, each of more callers than kept,
+			// half of them refused in both.
+			for period := range 2 {
+				for i := range callers + callers/10 {
+					d.Caller = core.UserCaller("user-" + strconv.Itoa(i+period*callers/2))
+					view.Observe(ctx, core.Event{Decision: &d})
+				}
+				if period == 0 {
+					clock.Advance(15 * time.Minute)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				view.Snapshot()
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -30,17 +31,21 @@ const TokenHeader = "X-CSRF-Token"
 //     nothing from any other origin (its Content-Security-Policy allows
 //     no other);
 //   - GET ?format=json: the [Snapshot], as JSON, for scripts;
-//   - GET ?format=main: the page's changing part, HTML, for its script;
-//   - POST with the form fields scope and caller (as [Refused] names
-//     them) and the header [TokenHeader]: resets that caller in that scope
-//     (core.Limiter.Reset) and answers 204 No Content. It answers 403
-//     Forbidden when reset is not allowed ([View.AllowReset]), the token
-//     is missing or wrong, or the request comes from another site
-//     (Sec-Fetch-Site); 404 Not Found when the view lists no such caller
-//     in that scope; 409 Conflict when two callers it keeps in the scope
-//     write alike (the user id "key:k" and the caller counted by key k);
-//     500 when the reset failed. Every error has a JSON
-//     body {"error": "..."}.
+//   - GET ?format=main: the page's changing part, HTML, for its script,
+//     with the page's Content-Security-Policy and frame protection;
+//   - POST with the form fields scope and ref (a row's Scope and Ref, as
+//     [Refused] names them) and the header [TokenHeader]: resets that
+//     caller in that scope (core.Limiter.Reset) and answers 204 No
+//     Content. For a caller whose user id is longer than the view keeps
+//     (its row's Caller ends with the id's length and digest), it answers
+//     202 Accepted, and the reset is made at the caller's next refusal,
+//     when the view holds the caller's value again. It answers 400 Bad
+//     Request for a ref that is no row reference; 403 Forbidden when
+//     reset is not allowed ([View.AllowReset]), the token is missing or
+//     wrong, or the request comes from another site (Sec-Fetch-Site); 404
+//     Not Found when the view does not list that caller in that scope
+//     (the page's rows, Config.Listed at most, as of the request); 500 when
+//     the reset failed. Every error has a JSON body {"error": "..."}.
 //
 // Other methods get 405 Method Not Allowed. Every answer has
 // Cache-Control: no-store.
@@ -62,17 +67,25 @@ func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(v.Snapshot())
 	case "main":
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		setHTMLHeaders(w.Header())
 		_ = pageTemplate.ExecuteTemplate(w, "main", v.pageData())
 	case "", "html":
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-		w.Header().Set("Referrer-Policy", "no-referrer")
-		w.Header().Set("X-Frame-Options", "DENY")
+		setHTMLHeaders(w.Header())
 		_ = pageTemplate.Execute(w, v.pageData())
 	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("format %q: want json, main or html", f))
 	}
+}
+
+// setHTMLHeaders sets the headers of an HTML answer, the page or its
+// changing part: both hold callers' ids, and either may be opened as a
+// document of its own, so both have the page's Content-Security-Policy
+// and may not be framed.
+func setHTMLHeaders(h http.Header) {
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
 }
 
 // reset serves a POST: see ServeHTTP.
@@ -95,19 +108,29 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "form: "+err.Error())
 		return
 	}
-	scope, name := r.PostForm.Get("scope"), r.PostForm.Get("caller")
-	caller, n := v.top.lookup(scope, name)
-	switch {
-	case n == 0:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", name, scope))
-		return
-	case n > 1:
-		writeError(w, http.StatusConflict, fmt.Sprintf("%d callers are written %q in scope %q: reset them with core.Limiter.Reset", n, name, scope))
+	scope, ref := r.PostForm.Get("scope"), r.PostForm.Get("ref")
+	id, err := parseRef(ref)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	// caller is the value the limiter gave in its event: Reset counts it
+	entries, _ := v.listed(v.cfg.Now())
+	i := slices.IndexFunc(entries, func(e entry) bool { return e.scope == scope && e.who() == id })
+	if i < 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no caller %q is listed in scope %q", ref, scope))
+		return
+	}
+	e := entries[i]
+	if e.long != nil {
+		// The view holds no value of this caller (its id is too long to
+		// keep): the reset waits for its next refusal (View.Observe).
+		v.top.pend(scope, id, v.cfg.Now().UnixNano())
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	// e.caller is the value the limiter gave in its event: Reset counts it
 	// as the limiter counted it.
-	if err := lim.Reset(r.Context(), scope, caller); err != nil {
+	if err := lim.Reset(r.Context(), scope, e.caller); err != nil {
 		status := http.StatusInternalServerError
 		if errors.Is(err, core.ErrUnknownScope) {
 			status = http.StatusNotFound
@@ -139,14 +162,14 @@ type pageData struct {
 // A chart draws the series of one scope and kind of caller.
 type chart struct {
 	Scope, Kind string
-	Peak        int64 // the largest count of a second, the top of the chart
+	Peak        int64 // the largest count of a second, the top of every strip
 	Lines       []line
 }
 
 // A line is one outcome of a chart.
 type line struct {
 	Outcome, Label, Colour string
-	Total                  int64
+	Total, Peak            int64  // the sum of the counts and the largest
 	Points                 string // of an SVG polyline, 0 to Seconds-1 by 0 to chartHeight
 
 	counts []int64 // per second, drawn as Points once the chart's peak is known
@@ -158,9 +181,12 @@ type row struct {
 	Enabled bool
 }
 
-// chartHeight is the height of a chart in SVG units; a second is one unit
-// wide.
-const chartHeight = 100
+// chartHeight is the height of a chart's strip in SVG units; a second is
+// one unit wide. A chart draws each outcome that had a decision on a strip
+// of its own, so that no line hides another, and every strip of a chart on
+// one logarithmic scale whose top is the chart's peak, so that a steady
+// few refusals a second stay visible beside a burst of a hundred.
+const chartHeight = 40
 
 // outcomeLines are the label and colour of each outcome's line, by its
 // name in a [Series].
@@ -182,9 +208,10 @@ func (v *View) pageData() pageData {
 			d.Charts = append(d.Charts, chart{Scope: s.Scope, Kind: s.Kind, Peak: 1})
 		}
 		c := &d.Charts[len(d.Charts)-1]
-		c.Peak = max(c.Peak, slices.Max(s.PerSecond))
+		peak := slices.Max(s.PerSecond)
+		c.Peak = max(c.Peak, peak)
 		l := outcomeLines[s.Outcome]
-		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: l.label, Colour: l.colour, Total: s.Total, counts: s.PerSecond})
+		c.Lines = append(c.Lines, line{Outcome: s.Outcome, Label: l.label, Colour: l.colour, Total: s.Total, Peak: peak, counts: s.PerSecond})
 	}
 	for _, c := range d.Charts {
 		for i := range c.Lines {
@@ -197,12 +224,14 @@ func (v *View) pageData() pageData {
 	return d
 }
 
-// polyline returns the points of an SVG polyline of counts scaled to
-// peak: only the seconds where the count changes, and the ends.
+// polyline returns the points of an SVG polyline of counts on a
+// logarithmic scale whose top is peak (0 at the bottom, peak 2 units below
+// the top): only the seconds where the count changes, and the ends.
 func polyline(counts []int64, peak int64) string {
 	var b strings.Builder
+	top := math.Log1p(float64(peak))
 	y := func(n int64) string {
-		return strconv.FormatFloat(chartHeight-float64(n)*(chartHeight-2)/float64(peak), 'f', 1, 64)
+		return strconv.FormatFloat(chartHeight-(chartHeight-2)*math.Log1p(float64(n))/top, 'f', 1, 64)
 	}
 	last := -1 // the last second with a point
 	point := func(i int) {
@@ -231,6 +260,10 @@ func polyline(counts []int64, peak int64) string {
 
 // pageScript is the page's script: it fetches the changing part of the
 // page every Refresh, from the page's own URL, and posts resets there. It
+// builds that URL from location.origin and location.pathname, which carry
+// no credentials: fetch refuses a URL with credentials, and a URL relative
+// to a page opened as http://user:password@host/... would carry them; the
+// browser gives the credentials it cached for the page instead. It
 // holds no comment: html/template drops comments from scripts, and the
 // script served must be this text, whose hash the Content-Security-Policy
 // allows (TestPageIsSelfContained).
@@ -240,7 +273,7 @@ const pageScript = `
   var live = document.getElementById('live');
   var status = document.getElementById('status');
   var token = document.querySelector('meta[name="liveview-token"]').content;
-  var here = location.pathname;
+  var here = location.origin + location.pathname;
   var note = '';
   function load() {
     return fetch(here + '?format=main', {cache: 'no-store', credentials: 'same-origin'}).then(function (r) {
@@ -248,20 +281,21 @@ const pageScript = `
       return r.text();
     }).then(function (html) {
       live.innerHTML = html;
-      status.textContent = note + 'updated ' + new Date().toLocaleTimeString();
+      status.textContent = note + 'updated ' + document.getElementById('now').dataset.clock;
     }, function (err) {
-      status.textContent = 'not updated: ' + err.message;
+      status.textContent = 'not updated since ' + document.getElementById('now').dataset.clock + ': ' + err.message;
     });
   }
   live.addEventListener('click', function (ev) {
-    var b = ev.target.closest('button[data-caller]');
+    var b = ev.target.closest('button[data-ref]');
     if (!b || b.disabled) { return; }
     b.disabled = true;
     var form = new URLSearchParams();
     form.set('scope', b.dataset.scope);
-    form.set('caller', b.dataset.caller);
+    form.set('ref', b.dataset.ref);
     fetch(here, {method: 'POST', body: form, credentials: 'same-origin', headers: {'X-CSRF-Token': token}}).then(function (r) {
-      note = (r.ok ? 'reset ' + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
+      var what = r.status === 202 ? 'reset at its next refusal: ' : 'reset ';
+      note = (r.ok ? what + b.dataset.caller + ' in ' + b.dataset.scope : 'reset failed: HTTP ' + r.status) + '; ';
       return load();
     }, function (err) {
       note = 'reset failed: ' + err.message + '; ';
@@ -277,7 +311,9 @@ const pageStyle = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; margin: 0 0 .2em; }
 h2 { font-size: 1.05em; margin: 1.2em 0 .3em; }
-.chart svg { width: 100%; max-width: 900px; height: 100px; background: #fafafa; border: 1px solid #ddd; }
+.chart svg { display: block; width: 100%; max-width: 900px; height: 40px; background: #fafafa; border: 1px solid #ddd; }
+.strip { margin: 2px 0; }
+.strip .label { font-size: 12px; color: #555; }
 .axis { display: flex; justify-content: space-between; max-width: 900px; font-size: 12px; color: #777; }
 .legend { list-style: none; padding: 0; margin: .2em 0; display: flex; flex-wrap: wrap; gap: 1em; }
 .legend .swatch { display: inline-block; width: .8em; height: .8em; margin-right: .3em; vertical-align: middle; }
@@ -320,13 +356,13 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 </body>
 </html>
 {{define "main"}}
-<p class="muted" id="now">As of {{clock .Snap.Now}}.</p>
+<p class="muted" id="now" data-clock="{{clock .Snap.Now}}">As of {{clock .Snap.Now}}.</p>
 {{range .Charts}}
 <section class="chart" data-scope="{{.Scope}}" data-kind="{{.Kind}}">
-<h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s)</span></h2>
-<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="decisions per second in scope {{.Scope}}, {{.Kind}} callers">
-{{range .Lines}}{{if .Total}}<polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/>
-{{end}}{{end}}</svg>
+<h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s; one strip per outcome, all on one log scale: half way up is about the square root of the peak)</span></h2>
+{{$chart := .}}{{range .Lines}}{{if .Total}}<div class="strip" data-outcome="{{.Outcome}}"><span class="label">{{.Label}}, peak {{.Peak}}/s</span>
+<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="{{.Label}} per second in scope {{$chart.Scope}}, {{$chart.Kind}} callers, peak {{.Peak}}"><polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/></svg></div>
+{{end}}{{end}}
 <div class="axis"><span>15 min ago</span><span>10 min ago</span><span>5 min ago</span><span>now</span></div>
 <ul class="legend">
 {{range .Lines}}<li data-outcome="{{.Outcome}}" data-total="{{.Total}}"><svg class="swatch" viewBox="0 0 1 1"><rect width="1" height="1" fill="{{.Colour}}"/></svg>{{.Label}}: {{.Total}}</li>
@@ -336,13 +372,13 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <p>No decision seen yet.</p>
 {{end}}
 <h2>Callers refused most</h2>
-<p class="muted">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept; a count is too high by at most its ± figure, never more than {{.Snap.ErrorBound}}.{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
+<p class="muted" id="accuracy">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept. {{if .Snap.ErrorBound}}A count marked ±E may include up to E refusals of other callers, and no count more than {{.Snap.ErrorBound}}.{{else}}Every count is exact.{{end}}{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
 <table id="refused">
 <thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
 <tbody>
-{{range .Rows}}<tr data-scope="{{.Scope}}" data-caller="{{.Caller}}" data-refusals="{{.Refusals}}">
+{{range .Rows}}<tr data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-refusals="{{.Refusals}}">
 <td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td>
-<td><button type="button" data-scope="{{.Scope}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}</td></tr>
+<td><button type="button" data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}{{if .ResetPending}} <span class="muted">reset at its next refusal</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="7" class="muted">No caller refused in the last 15 minutes.</td></tr>
 {{end}}</tbody>
 </table>

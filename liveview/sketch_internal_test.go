@@ -1,18 +1,24 @@
 package liveview
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
 )
 
 // checkSummary checks a summary's invariants: every entry is found in the
@@ -31,7 +37,7 @@ func checkSummary(t *testing.T, m *summary) {
 	var sum int64
 	for i := range m.entries {
 		e := &m.entries[i]
-		slot, ok := m.find(e.hash, e.scope, e.caller)
+		slot, ok := m.find(e.hash, e.scope, e.who())
 		require.True(t, ok, "entry %d (%s) not found", i, e.caller)
 		require.Equal(t, int32(i+1), m.table[slot])
 		require.Equal(t, int32(i), m.heap[e.at], "entry %d's place in the heap", i)
@@ -72,7 +78,7 @@ func TestSummaryInvariants(t *testing.T) {
 				truth[scope+" "+c.String()]++
 				checkSummary(t, &s.sums[s.cur])
 			}
-			entries, total := s.snapshot(5000)
+			entries, total := s.snapshot(5000, 0, 3*k)
 			require.Equal(t, int64(5000), total)
 			for _, e := range entries {
 				real := truth[e.scope+" "+e.caller.String()]
@@ -82,4 +88,148 @@ func TestSummaryInvariants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLongIDHead: the page shows the first bytes of a long id, never a
+// rune cut in two, and a key caller as core.Caller.String writes it.
+func TestLongIDHead(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", maxID)
+	tests := []struct {
+		name   string
+		caller core.Caller
+		head   string
+	}{
+		{name: "ASCII", caller: core.UserCaller(strings.Repeat("a", 40) + long), head: strings.Repeat("a", headLen)},
+		{name: "a rune across the cut", caller: core.UserCaller(strings.Repeat("a", headLen-1) + "é" + long), head: strings.Repeat("a", headLen-1)},
+		{name: "a rune that ends at the cut", caller: core.UserCaller(strings.Repeat("a", headLen-2) + "é" + long), head: strings.Repeat("a", headLen-2) + "é"},
+		{name: "a key", caller: core.KeyCaller(long), head: "key:" + long[:headLen-4]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := whoOf(tt.caller)
+			require.Len(t, w.user, len("sha256:")+64)
+			l := newLongID(tt.caller, w.user)
+			assert.Equal(t, tt.head, l.head)
+			assert.Equal(t, len(tt.caller.User()), l.size)
+		})
+	}
+}
+
+// merged returns what a snapshot lists, read at once under the lock: every
+// caller of both summaries, merged, last refused after since, ranked, the
+// first n.
+func merged(s *sketch, since int64, n int) []entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, prev := &s.sums[s.cur], &s.sums[1-s.cur]
+	var out []entry
+	for _, e := range cur.entries {
+		if p := prev.get(e.hash, e.scope, e.who()); p != nil {
+			e.count, e.err, e.first, e.reset = e.count+p.count, e.err+p.err, min(e.first, p.first), max(e.reset, p.reset)
+		} else {
+			e.count, e.err = e.count+prev.floor(), e.err+prev.floor()
+		}
+		out = append(out, e)
+	}
+	for _, e := range prev.entries {
+		if cur.get(e.hash, e.scope, e.who()) == nil {
+			e.count, e.err = e.count+cur.floor(), e.err+cur.floor()
+			out = append(out, e)
+		}
+	}
+	out = slices.DeleteFunc(out, func(e entry) bool { return e.last <= since })
+	slices.SortFunc(out, func(a, b entry) int { return rank(&a, &b) })
+	return out[:min(n, len(out))]
+}
+
+// rows writes entries as the page lists them, for a comparison.
+func rows(entries []entry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = fmt.Sprintf("%s %s %d±%d %d %d %d", e.scope, e.callerString(), e.count, e.err, e.first, e.last, e.reset)
+	}
+	return out
+}
+
+// kept returns the entry of w in the current summary of s.
+func kept(t *testing.T, s *sketch, w who) entry {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.sums[s.cur].entries, func(e entry) bool { return e.who() == w })
+	require.GreaterOrEqual(t, i, 0, "kept")
+	return s.sums[s.cur].entries[i]
+}
+
+// TestSnapshotInChunks: a snapshot of summaries of several chunks lists
+// what a snapshot read at once does (all of them), and lets refusals in between its
+// chunks: the lock is free there, and an Observe of a refusal is counted.
+func TestSnapshotInChunks(t *testing.T) {
+	t.Parallel()
+	const k = 3*chunk + 7
+	clock := storetest.NewClock(storetest.Start)
+	v, err := New(Config{Callers: k, Listed: 50, Now: clock.Now})
+	require.NoError(t, err)
+	ctx := context.Background()
+	refuse := func(c core.Caller) {
+		v.Observe(ctx, core.Event{Decision: &core.Decision{Scope: "api", Caller: c, Outcome: core.OutcomeDenied}})
+	}
+	rng := rand.New(rand.NewPCG(7, 29))
+	// Two periods, each filling its summary and more, the first at its
+	// end, so that its callers are listed too.
+	refuse(core.UserCaller("first"))
+	clock.Advance(14 * time.Minute)
+	for p := range 2 {
+		if p == 1 {
+			clock.Set(storetest.Start.Add(time.Duration(period) + time.Second))
+		}
+		for range 3 * k {
+			n := rng.IntN(2 * k)
+			c := core.UserCaller("u" + strconv.Itoa(n))
+			if n%3 == 0 {
+				c = core.NetworkCaller(netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)}), 32))
+			}
+			for range 1 + n%7 {
+				refuse(c)
+			}
+			clock.Advance(time.Millisecond)
+		}
+	}
+	now := clock.Now()
+	since := now.Add(-Seconds * time.Second).UnixNano()
+	require.Len(t, v.top.sums[v.top.cur].entries, k, "the current summary is full")
+	require.Len(t, v.top.sums[1-v.top.cur].entries, k, "and the previous one")
+	want := merged(v.top, since, 2*k)
+
+	// A caller the current summary keeps, so that its refusals evict none.
+	heavy := v.top.sums[v.top.cur].entries[0].caller
+	before := kept(t, v.top, whoOf(heavy))
+	var chunks int
+	v.top.between = func() {
+		chunks++
+		if !v.top.mu.TryLock() {
+			t.Error("the lock is held between chunks")
+			return
+		}
+		v.top.mu.Unlock()
+		refuse(heavy)
+	}
+	got, _ := v.top.snapshot(now.UnixNano(), since, 2*k)
+	assert.Equal(t, 2*4, chunks, "four chunks of each summary")
+	// The refusals of heavy during the snapshot were counted, but heavy's
+	// place in the summary may have been read before some: compare
+	// without it.
+	isHeavy := func(e entry) bool { return e.who() == whoOf(heavy) }
+	got, want = slices.DeleteFunc(got, isHeavy), slices.DeleteFunc(want, isHeavy)
+	require.NotEmpty(t, got)
+	if assert.Equal(t, len(want), len(got)) {
+		assert.Equal(t, rows(want), rows(got))
+	}
+	second := storetest.Start.Add(time.Duration(period)).UnixNano()
+	assert.True(t, slices.ContainsFunc(got, func(e entry) bool { return e.last < second }), "callers of the previous period only are listed")
+
+	after := kept(t, v.top, whoOf(heavy))
+	assert.Equal(t, before.count+2*4, after.count, "refused once between each two chunks, and counted")
 }

@@ -22,7 +22,9 @@ type Config struct {
 	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
 	// periods of 15 minutes, the current one and the previous one. Memory
 	// is about 300 bytes per caller kept, plus its user id twice, whatever
-	// the number of callers refused. With N the refusals of the two
+	// the number of callers refused; of a user id longer than the stores
+	// keep, the view keeps what a store does, its digest, and its first
+	// bytes for the page. With N the refusals of the two
 	// periods, every caller refused more than N/Callers times in them is
 	// listed, with a count too high by at most N/Callers. Default: 1000.
 	Callers int
@@ -31,8 +33,8 @@ type Config struct {
 	// JSON list, at most. Default: 20.
 	Listed int
 
-	// Refresh is how often the page fetches its figures again, at least
-	// 100ms. Default: 2s.
+	// Refresh is how often the page fetches its figures again, from
+	// 100ms to 1h. Default: 2s.
 	Refresh time.Duration
 
 	// Now returns the current time: the second an event is counted in and
@@ -56,11 +58,20 @@ func (c Config) Validate() error {
 	if c.Listed < 0 {
 		errs = append(errs, fmt.Errorf("liveview: Config.Listed %d: want 1 or more (0 for the default, 20)", c.Listed))
 	}
-	if c.Refresh < 0 || (c.Refresh > 0 && c.Refresh < 100*time.Millisecond) {
-		errs = append(errs, fmt.Errorf("liveview: Config.Refresh %s: want 100ms or more (0 for the default, 2s)", c.Refresh))
+	if c.Refresh < 0 || (c.Refresh > 0 && c.Refresh < minRefresh) || c.Refresh > maxRefresh {
+		errs = append(errs, fmt.Errorf("liveview: Config.Refresh %s: want %s to %s (0 for the default, 2s)", c.Refresh, minRefresh, maxRefresh))
 	}
 	return errors.Join(errs...)
 }
+
+// minRefresh and maxRefresh bound Config.Refresh. The page's script
+// waits Refresh between fetches with setInterval, whose delay browsers
+// hold in 32 bits of milliseconds: a longer delay wraps, and the page
+// fetches without pause. An hour is far below that.
+const (
+	minRefresh = 100 * time.Millisecond
+	maxRefresh = time.Hour
+)
 
 // withDefaults returns a copy of c with its zero fields set.
 func (c Config) withDefaults() Config {
@@ -121,8 +132,11 @@ func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
 // second of Config.Now; a refusal (core.OutcomeDenied) counts too against
 // the caller in the scope; a reset (core.OutcomeReset) is marked on the
 // caller's row. It takes no lock but the sketch's, for a refusal, and
-// allocates nothing, but on the first event of a scope.
-func (v *View) Observe(_ context.Context, e core.Event) {
+// allocates nothing, but on the first event of a scope and for a user id
+// longer than the view keeps, whose digest it computes. A reset asked for
+// such a caller ([View.ServeHTTP]) is made on its next refusal, by
+// Observe, which then waits for core.Limiter.Reset.
+func (v *View) Observe(ctx context.Context, e core.Event) {
 	if e.Decision == nil && e.BalanceDecision == nil {
 		return
 	}
@@ -142,8 +156,12 @@ func (v *View) Observe(_ context.Context, e core.Event) {
 		s.seen[k].Store(true)
 	}
 	s.rings[k][o].add(now.Unix())
-	if o == core.OutcomeDenied {
-		v.top.add(e.Scope(), c, now.UnixNano())
+	if o == core.OutcomeDenied && v.top.add(e.Scope(), c, now.UnixNano()) {
+		// A reset asked for when the view held no value of c (a long id):
+		// c is that value. Once, on this refusal, the request waits for it.
+		if lim := v.limiter.Load(); lim != nil {
+			_ = lim.Reset(context.WithoutCancel(ctx), e.Scope(), c) // a failure leaves the row unmarked: ask again
+		}
 	}
 }
 
@@ -194,8 +212,17 @@ type Refused struct {
 	// Scope is the scope it was refused in.
 	Scope string `json:"scope"`
 	// Caller is who it is, as core.Caller.String writes it: a user id, an
-	// address or network, or "key:" and an API key.
+	// address or network, or "key:" and an API key; for a user id (or
+	// key) longer than the view keeps, its first bytes, its length and
+	// the start of its SHA-256 digest. Two callers may write
+	// alike (the user id "key:k" and the caller counted by key k), and an
+	// id may hold bytes that HTML and JSON do not keep: Ref tells them
+	// apart.
 	Caller string `json:"caller"`
+	// Ref names the caller exactly, in ASCII, for a reset request: its
+	// kind, "user:" or "anon:", and the bytes of its user id (or key) or
+	// network in base64url.
+	Ref string `json:"ref"`
 	// Kind is "anon" or "user".
 	Kind string `json:"kind"`
 	// Refusals is the number of refusals counted in the current and the
@@ -213,6 +240,16 @@ type Refused struct {
 	// Reset is the caller's last reset in the scope since it was counted,
 	// or the zero time (left out of the JSON).
 	Reset time.Time `json:"reset,omitzero"`
+	// ResetPending reports that a reset was asked for a caller whose user
+	// id is longer than the view keeps, and waits for its next refusal
+	// (see [View.ServeHTTP]); false is left out of the JSON.
+	ResetPending bool `json:"reset_pending,omitzero"`
+}
+
+// listed returns the callers the view lists at now, the most refused
+// first, and the refusals counted.
+func (v *View) listed(now time.Time) ([]entry, int64) {
+	return v.top.snapshot(now.UnixNano(), now.Add(-Seconds*time.Second).UnixNano(), v.cfg.Listed)
 }
 
 // Snapshot returns what the view shows now.
@@ -233,22 +270,18 @@ func (v *View) Snapshot() Snapshot {
 			}
 		}
 	}
-	entries, n := v.top.snapshot(now.UnixNano())
+	entries, n := v.listed(now)
 	snap.Refusals, snap.ErrorBound = n, n/int64(v.cfg.Callers)
-	since := now.Add(-Seconds * time.Second).UnixNano()
-	entries = slices.DeleteFunc(entries, func(e entry) bool { return e.last <= since })
-	slices.SortFunc(entries, func(a, b entry) int {
-		return cmp.Or(cmp.Compare(b.count, a.count), cmp.Compare(b.last, a.last), cmp.Compare(a.scope, b.scope))
-	})
-	for _, e := range entries[:min(len(entries), v.cfg.Listed)] {
+	for _, e := range entries {
 		r := Refused{
-			Scope: e.scope, Caller: e.caller.String(), Kind: e.caller.Kind().String(),
+			Scope: e.scope, Caller: e.callerString(), Ref: e.who().ref(), Kind: e.who().kind().String(),
 			Refusals: e.count, Error: e.err,
 			First: time.Unix(0, e.first).In(now.Location()), Last: time.Unix(0, e.last).In(now.Location()),
 		}
 		if e.reset > e.first {
 			r.Reset = time.Unix(0, e.reset).In(now.Location())
 		}
+		r.ResetPending = e.pending
 		snap.Refused = append(snap.Refused, r)
 	}
 	return snap

@@ -95,6 +95,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "too many callers", cfg: liveview.Config{Callers: 1_000_001}, want: []string{"Config.Callers 1000001"}},
 		{name: "all wrong", cfg: liveview.Config{Callers: -1, Listed: -2, Refresh: time.Millisecond}, want: []string{"Config.Callers -1", "Config.Listed -2", "Config.Refresh 1ms"}},
 		{name: "negative refresh", cfg: liveview.Config{Refresh: -time.Second}, want: []string{"Config.Refresh -1s"}},
+		{name: "longest refresh", cfg: liveview.Config{Refresh: time.Hour}},
+		{name: "refresh too long", cfg: liveview.Config{Refresh: 25 * 24 * time.Hour}, want: []string{"Config.Refresh 600h0m0s: want 100ms to 1h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,8 +169,8 @@ func TestTopRefusedCallers(t *testing.T) {
 	assert.Equal(t, int64(0), snap.ErrorBound)
 	assert.False(t, snap.ResetAllowed)
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "api", Caller: "198.51.100.9", Kind: "anon", Refusals: 7, First: start, Last: start.Add(2 * time.Second)},
-		{Scope: "api", Caller: "bob", Kind: "user", Refusals: 3, First: start.Add(2 * time.Second), Last: start.Add(2 * time.Second)},
+		{Scope: "api", Caller: "198.51.100.9", Ref: refOf(t, crawler), Kind: "anon", Refusals: 7, First: start, Last: start.Add(2 * time.Second)},
+		{Scope: "api", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 3, First: start.Add(2 * time.Second), Last: start.Add(2 * time.Second)},
 	}, snap.Refused, "the two most refused, of three")
 
 	// A caller last refused 15 minutes ago is no longer listed.
@@ -176,14 +178,15 @@ func TestTopRefusedCallers(t *testing.T) {
 	s.allow(t, "search", bob, 2) // 1 allowed in a new minute, 1 refused
 	snap = s.view.Snapshot()
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "search", Caller: "bob", Kind: "user", Refusals: 2, First: start.Add(2 * time.Second), Last: s.clock.Now()},
+		{Scope: "search", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 2, First: start.Add(2 * time.Second), Last: s.clock.Now()},
 	}, snap.Refused)
 }
 
 func TestJSON(t *testing.T) {
 	t.Parallel()
 	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "1/min"})
-	s.allow(t, "api", s.addr("203.0.113.7"), 3)
+	ip := s.addr("203.0.113.7")
+	s.allow(t, "api", ip, 3)
 	w := get(t, s.view, "/debug/limits?format=json") // 200
 	assert.Equal(t, "application/json; charset=utf-8", w.Header().Get("Content-Type"))
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
@@ -194,7 +197,7 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, want.Refused[0].Caller, got.Refused[0].Caller)
 	assert.True(t, want.Refused[0].Last.Equal(got.Refused[0].Last))
 	assert.NotContains(t, w.Body.String(), `"reset":`, "no reset yet: left out")
-	assert.Contains(t, w.Body.String(), `"refused":[{"scope":"api","caller":"203.0.113.7","kind":"anon","refusals":2,"error":0,`)
+	assert.Contains(t, w.Body.String(), `"refused":[{"scope":"api","caller":"203.0.113.7","ref":"`+refOf(t, ip)+`","kind":"anon","refusals":2,"error":0,`)
 }
 
 func TestBadRequests(t *testing.T) {
@@ -256,8 +259,8 @@ func TestPeriods(t *testing.T) {
 	// error; b, last refused more than 15 minutes ago, is not listed; c
 	// was not kept.
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "api", Caller: "192.0.2.1", Kind: "anon", Refusals: 8, First: start, Last: s.clock.Now()},
-		{Scope: "api", Caller: "192.0.2.4", Kind: "anon", Refusals: 2 + 2, Error: 1 + 2, First: s.clock.Now(), Last: s.clock.Now()},
+		{Scope: "api", Caller: "192.0.2.1", Ref: refOf(t, a), Kind: "anon", Refusals: 8, First: start, Last: s.clock.Now()},
+		{Scope: "api", Caller: "192.0.2.4", Ref: refOf(t, d), Kind: "anon", Refusals: 2 + 2, Error: 1 + 2, First: s.clock.Now(), Last: s.clock.Now()},
 	}, snap.Refused)
 
 	// A period on, the first is forgotten.
@@ -266,7 +269,7 @@ func TestPeriods(t *testing.T) {
 	snap = s.view.Snapshot()
 	assert.Equal(t, int64(4+2), snap.Refusals, "the second and third periods")
 	require.NotEmpty(t, snap.Refused)
-	assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.2", Kind: "anon", Refusals: 2 + 2, Error: 2, First: s.clock.Now(), Last: s.clock.Now()}, snap.Refused[0],
+	assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.2", Ref: refOf(t, b), Kind: "anon", Refusals: 2 + 2, Error: 2, First: s.clock.Now(), Last: s.clock.Now()}, snap.Refused[0],
 		"b is not in the second period's full summary: it gets its smallest count, 2, as count and error")
 
 	// Thirty minutes without a refusal: nothing is left.

@@ -55,7 +55,7 @@ func TestLiveViewParity(t *testing.T) {
 		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &snap), frameworks[i])
 		assert.True(t, snap.ResetAllowed, frameworks[i])
 		if assert.Len(t, snap.Refused, 1, frameworks[i]) {
-			assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.9", Kind: "anon", Refusals: 1,
+			assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.9", Ref: "anon:wAACCSA", Kind: "anon", Refusals: 1,
 				First: storetest.Start.Add(time.Second), Last: storetest.Start.Add(time.Second)}, snap.Refused[0], frameworks[i])
 		}
 	}
