@@ -196,7 +196,7 @@ func resolveBalances(scopes []BalanceScope) (map[string]*BalanceScope, error) {
 // (the decay, the checks and the charges are one step, even when several
 // processes share the store), at req.Now. Balances are kept per scope and
 // per caller; both kinds of caller share the scope's policy. Every store
-// runs the arithmetic of package core/internal/balance and passes the
+// runs the arithmetic of package internal/decay and passes the
 // conformance cases of storetest.RunBalance. An error means the store could
 // not decide; the [Limiter] then allows the request without charging it.
 type BalanceStore interface {
