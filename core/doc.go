@@ -107,18 +107,10 @@
 //
 // # Balances
 //
-// A second kind of limit suits WebSocket and JSON-RPC APIs: a
-// [BalanceScope] (Config.Balances) limits each caller by a decaying balance
-// of request costs, the XRP Ledger server's model. Every request adds its
-// cost (see [CostClasses]) to a sum that loses 1/32 of itself each second; the
-// balance is the sum over 32. At the warning threshold the caller is told
-// "load" ([BalanceDecision.Load], [WarnJSON]); at the drop threshold it is
-// refused and each refusal costs more; the drop is logged once, when the
-// caller becomes dropped, and the refusals at most once per
-// Config.ErrorLogInterval. Build a [BalanceGuard] per route with
-// [Limiter.BalanceGuard] and call [BalanceGuard.Charge].
-// The store must keep balances ([BalanceStore]); see [BalancePolicy] for
-// the exact arithmetic and docs/adr/0020 for the choices.
+// A second kind of limit suits WebSocket and JSON-RPC APIs: package
+// balance limits each caller by a decaying balance of request costs, the
+// XRP Ledger server's model, beside the Limiter, whose callers, clock,
+// allowlists and Observe hook it shares.
 //
 // # Counting failures only
 //

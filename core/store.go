@@ -25,10 +25,8 @@ import (
 // reached); the [Limiter] then allows the request without counting it (it
 // fails open). Being over a limit is not an error.
 //
-// The decaying balance of request costs, a second kind of limit, is the
-// optional interface [BalanceStore], which [New] requires only when
-// Config.Balances is set: stores written against this interface keep
-// compiling, and one that cannot keep balances fails at construction.
+// The decaying balance of request costs, a second kind of limit, has a
+// store interface of its own, in package balance.
 type Store interface {
 	Take(ctx context.Context, req Request) (Result, error)
 }

@@ -69,10 +69,9 @@
 //
 // # Balances and WebSockets
 //
-// [NewBalance] charges a JSON-RPC group to each caller's decaying balance;
-// [DenyOverloaded] answers a window refusal as the XRP Ledger server does.
-// A WebSocket is served by package wslimit on plain net/http: an Echo v5
-// handler passes it c.Response() and c.Request().
+// A JSON-RPC handler charges each caller's decaying balance with package
+// balance, and a WebSocket is served by package wslimit, both on plain
+// net/http: an Echo v5 handler passes them c.Response() and c.Request().
 //
 // # The client address and Echo v5
 //

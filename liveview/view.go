@@ -123,27 +123,24 @@ func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
 // caller's row. It takes no lock but the sketch's, for a refusal, and
 // allocates nothing, but on the first event of a scope.
 func (v *View) Observe(_ context.Context, e core.Event) {
-	if e.Decision == nil && e.BalanceDecision == nil {
-		return
-	}
-	o := e.Outcome()
+	o := e.Outcome
 	now := v.cfg.Now()
 	switch {
 	case o == core.OutcomeReset:
-		v.top.markReset(e.Scope(), e.Caller(), now.UnixNano())
+		v.top.markReset(e.Scope, e.Caller, now.UnixNano())
 		return
 	case o == core.OutcomeNone || o >= maxOutcome:
 		return
 	}
-	c := e.Caller()
+	c := e.Caller
 	k := c.Kind()
-	s := v.series.get(e.Scope())
+	s := v.series.get(e.Scope)
 	if !s.seen[k].Load() {
 		s.seen[k].Store(true)
 	}
 	s.rings[k][o].add(now.Unix())
 	if o == core.OutcomeDenied {
-		v.top.add(e.Scope(), c, now.UnixNano())
+		v.top.add(e.Scope, c, now.UnixNano())
 	}
 }
 

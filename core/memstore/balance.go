@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/storekey"
 	"github.com/ratescope/ratescope/internal/decay"
@@ -38,10 +39,10 @@ type balanceShard[K comparable] struct {
 	_         [16]byte
 }
 
-// Charge implements [core.BalanceStore]: the arithmetic of package
+// Charge implements [balance.Store]: the arithmetic of package
 // internal/decay, under the lock of the caller's shard. It never returns
 // an error.
-func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.BalanceResult, error) {
+func (s *Store) Charge(_ context.Context, req balance.Request) (balance.Result, error) {
 	key := balanceKey{scope: req.Scope, window: req.Policy.Window}
 	var t *balanceTable
 	if v, ok := s.balances.Load(key); ok {
@@ -59,11 +60,11 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	} else {
 		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
 	}
-	return core.BalanceResult{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
+	return balance.Result{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
 }
 
 // policy converts a core policy to the arithmetic's units.
-func policy(p core.BalancePolicy) decay.Policy {
+func policy(p balance.Policy) decay.Policy {
 	return decay.Policy{
 		Window: int64(p.Window / time.Second), Warn: p.Warn, WarnCost: p.WarnCost,
 		WarnEvery: int64(p.WarnEvery), Drop: p.Drop, DropCost: p.DropCost,
@@ -185,4 +186,4 @@ func (s *Store) lenBalances() int {
 	return n
 }
 
-var _ core.BalanceStore = (*Store)(nil)
+var _ balance.Store = (*Store)(nil)

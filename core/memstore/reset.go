@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/storekey"
 )
@@ -49,10 +50,10 @@ func (a *anonPair[T, W]) reset(caller core.Caller) {
 	}
 }
 
-// ResetBalance implements [core.BalanceResetStore]: it drops the caller's
+// ResetBalance implements [balance.Store]: it drops the caller's
 // balance in req.Scope, whatever the window (req.Policy is not needed),
 // under the lock of the caller's shard. It never returns an error.
-func (s *Store) ResetBalance(_ context.Context, req core.BalanceRequest) error {
+func (s *Store) ResetBalance(_ context.Context, req balance.Request) error {
 	s.balances.Range(func(k, v any) bool {
 		if k.(balanceKey).scope != req.Scope {
 			return true
@@ -76,6 +77,6 @@ func (m *balanceMap[K]) reset(k K) {
 }
 
 var (
-	_ core.ResetStore        = (*Store)(nil)
-	_ core.BalanceResetStore = (*Store)(nil)
+	_ core.ResetStore = (*Store)(nil)
+	_ balance.Store   = (*Store)(nil)
 )

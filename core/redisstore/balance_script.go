@@ -3,7 +3,7 @@ package redisstore
 import "github.com/redis/go-redis/v9"
 
 // balanceScript charges one request to a caller's decaying balance in one
-// round trip. It is the arithmetic of package internal/decay, with time
+// round trip. It is the arithmetic of package core/internal/balance, with time
 // in integer microseconds, and must stay in step with it (the conformance
 // cases of storetest.RunBalance check both).
 //

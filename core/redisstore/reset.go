@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 )
 
@@ -41,11 +42,11 @@ func (s *Store) Reset(ctx context.Context, req core.Request) error {
 	return nil
 }
 
-// ResetBalance implements [core.BalanceResetStore] with one DEL of the
+// ResetBalance implements [balance.Store] with one DEL of the
 // caller's balance key (see [Store.Charge]), which depends on the window
 // of req.Policy. As for [Store.Reset], the command is not batched, and a
 // Charge is run wholly before or after it.
-func (s *Store) ResetBalance(ctx context.Context, req core.BalanceRequest) error {
+func (s *Store) ResetBalance(ctx context.Context, req balance.Request) error {
 	if err := checkBalanceRequest(&req); err != nil {
 		return err
 	}
@@ -70,6 +71,6 @@ func (d *denials) forgetKey(key string) {
 }
 
 var (
-	_ core.ResetStore        = (*Store)(nil)
-	_ core.BalanceResetStore = (*Store)(nil)
+	_ core.ResetStore = (*Store)(nil)
+	_ balance.Store   = (*Store)(nil)
 )

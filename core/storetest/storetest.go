@@ -34,9 +34,9 @@ func uniqueScope(t *testing.T) string {
 // Run runs the conformance suite against the stores newStore returns. It
 // calls newStore once per subtest; the store may be shared with other tests,
 // since every subtest uses scopes of its own. A store that can reset a
-// caller's counts ([core.ResetStore], [core.BalanceResetStore]) also runs
+// caller's counts ([core.ResetStore]) also runs
 // the reset cases: one caller freed and no other, a caller without counts,
-// limits of another width, resets concurrent with requests, a balance.
+// limits of another width, resets concurrent with requests.
 func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string
@@ -73,8 +73,8 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 		})
 	}
 
-	// Reset: the optional core.ResetStore and core.BalanceResetStore,
-	// for the stores that have them (reset.go).
+	// Reset: the optional core.ResetStore,
+	// for the stores that have it (reset.go).
 	runReset(t, newStore)
 	// Give-back (optional, core.GiveBackStore): giveback.go. A store
 	// without it has nothing to check there.

@@ -2,7 +2,7 @@
 // balance of request costs that the XRP Ledger server (rippled) uses for
 // its public APIs. Every balance store runs it: memstore calls
 // [State.Charge] and the Redis store runs the same steps in Lua; the
-// conformance suite (core/storetest) checks both against the same
+// conformance suite (balance/balancetest) checks both against the same
 // figures.
 //
 // # Decay

@@ -1,5 +1,5 @@
 // Package guards holds what every framework adapter (ginlimit,
-// echolimit, echo5limit, wslimit) does in the same way: when a middleware
+// echolimit, echo5limit) does in the same way: when a middleware
 // is built, the Guard of its configuration, checked once, so that a bad
 // scope, cost or store fails at startup with the same message on every
 // framework; on each request, finding the caller, its plan and whether it
@@ -21,19 +21,6 @@ func Window(pkg string, lim *core.Limiter, cfg core.GuardConfig) (*core.Guard, e
 		return nil, noLimiter(pkg)
 	}
 	g, err := lim.NewGuard(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", pkg, err)
-	}
-	return g, nil
-}
-
-// Balance returns the BalanceGuard that charges a balance
-// middleware's requests in scope. Errors start with pkg.
-func Balance(pkg string, lim *core.Limiter, scope string) (*core.BalanceGuard, error) {
-	if lim == nil {
-		return nil, noLimiter(pkg)
-	}
-	g, err := lim.BalanceGuard(scope)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pkg, err)
 	}

@@ -31,11 +31,9 @@ func TestErrorsNameTheAdapter(t *testing.T) {
 		want string
 	}{
 		{"no limiter", second(guards.Window("ginlimit", nil, core.GuardConfig{})), "ginlimit: no Limiter: build one with core.New"},
-		{"no limiter, balance", second(guards.Balance("wslimit", nil, "ws")), "wslimit: no Limiter: build one with core.New"},
 		{"unknown scope", second(guards.Window("echolimit", lim, core.GuardConfig{Scope: "nope"})), `echolimit: ratescope: unknown scope "nope"`},
 		{"route cost", second(guards.Window("echo5limit", lim, core.GuardConfig{RouteCosts: map[string]int64{"/x": 0}})), `echo5limit: ratescope: cost 0 of route "/x"`},
 		{"give-back", second(guards.Window("ginlimit", plain, core.GuardConfig{GiveBack: true})), "ginlimit: ratescope: the store cannot give units back"},
-		{"unknown balance scope", second(guards.Balance("ginlimit", lim, "ledger")), `ginlimit: ratescope: unknown balance scope "ledger"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Error(t, tc.err)
