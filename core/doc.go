@@ -170,8 +170,8 @@
 // [Config.ExemptNetworks] and [Config.ExemptUsers] exempt callers from
 // every limit, window and balance scopes alike, with no code in the
 // adapters: a network exempts everybody whose request comes from it, as
-// [Limiter.Caller] finds the address. [Config.FailClosedScopes],
-// [Scope.FailClosed] and [BalanceScope.FailClosed] make a scope refuse
+// [Limiter.Caller] finds the address. [Config.FailClosedScopes] and
+// [Scope.FailClosed] (a balance scope's Config.FailClosed) make a scope refuse
 // while the store fails ([OutcomeFailedClosed]; [Decision.Status] is 503,
 // with Retry-After from the store's [RetryAfterError]) instead of serving
 // uncounted. For browsers, [ExposedHeaders] names the headers to expose

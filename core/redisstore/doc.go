@@ -28,7 +28,7 @@
 // their numbers share the count, whatever the widths they need.
 // PREFIX (default "ratescope:") lets several applications share one Redis.
 //
-// A caller's decaying balance ([core.BalanceStore]) lives under the same
+// A caller's decaying balance ([balance.Store]) lives under the same
 // prefix, scope and hash tag with "b" and the decay window in seconds in
 // place of the periods (ratescope:ledger:{ualice}:b32): 24 bytes, the sum
 // and two times, charged by a script of its own in one round trip, and
