@@ -87,7 +87,7 @@ type View struct {
 	series registry
 	top    *sketch
 	// limiter resets callers, once [View.AllowReset] gave it.
-	limiter atomic.Pointer[core.Limiter]
+	limiter atomic.Pointer[Resetter]
 	// token is the page's CSRF token: a POST must carry it.
 	token string
 }
@@ -108,12 +108,28 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// A Resetter clears a caller's counts in a scope, as [core.Limiter.Reset]
+// does: the limiter itself, or an application's type that also resets its
+// balance scopes (package balance, whose guards the limiter does not
+// know).
+type Resetter interface {
+	Reset(ctx context.Context, scope string, caller core.Caller) error
+}
+
 // AllowReset enables the page's reset buttons: a button calls
 // lim.Reset with the scope and the caller as the view received them in
 // its events. Without it the buttons are disabled and a reset request is
-// refused with 403 Forbidden. lim must be the limiter the view observes.
-// It is safe to call at any time; a nil lim disables the buttons again.
-func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
+// refused with 403 Forbidden. lim must reset the scopes of the limiter the
+// view observes: the *core.Limiter, or a Resetter that resets its balance
+// scopes too. It is safe to call at any time; a nil lim disables the
+// buttons again.
+func (v *View) AllowReset(lim Resetter) {
+	if l, ok := lim.(*core.Limiter); lim == nil || ok && l == nil {
+		v.limiter.Store(nil)
+		return
+	}
+	v.limiter.Store(&lim)
+}
 
 // Observe counts e: give it to core.Config.Observe, or to
 // [core.Observers] with the application's other hooks. It counts every

@@ -76,9 +76,16 @@ func (a *App) initLedger(o Options, store balance.Store) error {
 // defaults applied.
 func (a *App) Ledger() balance.Policy { return a.ledger.guard.Config().Policy }
 
-// ResetLedger sets caller's balance in [ScopeLedger] back to zero.
-func (a *App) ResetLedger(ctx context.Context, caller core.Caller) error {
-	return a.ledger.guard.Reset(ctx, caller)
+// Reset clears caller's counts in scope: its balance in [ScopeLedger]
+// (balance.Guard.Reset), its windows in any other scope
+// (core.Limiter.Reset, whose error wraps core.ErrUnknownScope for a scope
+// the portal does not have). DELETE /admin/limits/SCOPE and the live
+// view's reset buttons call it.
+func (a *App) Reset(ctx context.Context, scope string, caller core.Caller) error {
+	if scope == ScopeLedger {
+		return a.ledger.guard.Reset(ctx, caller)
+	}
+	return a.Limiter.Reset(ctx, scope, caller)
 }
 
 // ChargeRPC charges the JSON-RPC request r of the signed-in user ("" if

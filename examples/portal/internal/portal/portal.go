@@ -310,12 +310,12 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		return nil, usage("-rates, -trusted-proxies, -exempt-networks or -fail-closed: %w", err)
 	}
 	a.Limiter = lim
-	if a.live != nil {
-		a.live.AllowReset(lim)
-	}
 	if err := a.initLedger(o, store); err != nil {
 		_ = a.close()
 		return nil, err
+	}
+	if a.live != nil {
+		a.live.AllowReset(a)
 	}
 	if prom != nil {
 		prom.limiter = lim
