@@ -26,9 +26,6 @@
 //   - ratescope.E004: an invalid or duplicate scope name, or an unknown
 //     scope in ShadowScopes.
 //   - ratescope.E005: an invalid network in TrustedProxies.
-//   - ratescope.E006: an invalid balance scope (its name, a figure of its
-//     policy or a cost), or a store that keeps no balances while balance
-//     scopes are configured.
 //
 // Warnings, from [Run]:
 //
@@ -117,7 +114,7 @@ func (m Message) String() string {
 }
 
 // Ids of the warnings of this package. The E ids, of the errors, are
-// package core's ([core.IDInvalidRate] to [core.IDInvalidBalance], the ids
+// package core's ([core.IDInvalidRate] to [core.IDInvalidProxies], the ids
 // of [core.ConfigError]); those of a store's own warnings are its package's
 // (redisstore.IDEvictsCounts and the like). Each id keeps its meaning
 // between releases.
@@ -138,7 +135,6 @@ var configHints = map[string]string{
 	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
 	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
 	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
-	core.IDInvalidBalance: "Leave the whole BalancePolicy zero for rippled's figures, or start from core.DefaultBalancePolicy() and change what you need; a Window is whole seconds up to 1h; balance scopes need a store that keeps balances (memstore, redisstore).",
 }
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.

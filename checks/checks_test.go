@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -192,10 +191,10 @@ func TestConfigErrorIDs(t *testing.T) {
 	t.Parallel()
 	cfg := core.Config{
 		IPv6Bits: 200, ShadowScopes: []string{"nope"}, NumProxies: core.Proxies(0),
-		Balances: []core.BalanceScope{{Name: "ledger", BalancePolicy: core.BalancePolicy{Window: 1500 * time.Millisecond}}},
+		ExemptNetworks: core.Networks{netip.Prefix{}},
 	}
 	msgs := checks.RunConfig(cfg)
-	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E006", "ratescope.W610"}, ids(msgs))
+	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E005", "ratescope.W610"}, ids(msgs))
 	for _, m := range msgs[:4] {
 		assert.Equal(t, checks.Error, m.Level)
 		assert.NotEmpty(t, m.Hint, m.ID)
@@ -203,7 +202,7 @@ func TestConfigErrorIDs(t *testing.T) {
 	}
 	_, err := core.New(cfg)
 	require.Error(t, err)
-	for _, id := range []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E006"} {
+	for _, id := range []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E005"} {
 		assert.Contains(t, err.Error(), id, "core.New names the id too")
 	}
 }

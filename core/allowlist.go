@@ -136,6 +136,14 @@ func (e *exemptions) match(c Caller) bool {
 	return false
 }
 
+// Exempt reports whether c is on the allowlists (Config.ExemptNetworks,
+// Config.ExemptUsers), as a decision of the Limiter finds it: for a limit
+// kept beside the Limiter (package balance), which serves an exempt caller
+// uncounted as the Limiter does.
+func (l *Limiter) Exempt(c Caller) bool {
+	return l.exempt != nil && l.exempt.match(c)
+}
+
 // exemptCaller is [Limiter.Caller] for a limiter with exempt networks: the
 // request's address is found for every kind of caller, and the caller
 // carries whether it is in one of them; an address that could not be read

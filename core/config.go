@@ -108,13 +108,6 @@ type Config struct {
 	// errors. Default: 10s.
 	ErrorLogInterval time.Duration
 
-	// Balances are the scopes limited by a decaying balance of request
-	// costs, the XRP Ledger server's model, rather than by windows
-	// (WebSocket and JSON-RPC APIs); see [BalanceScope] and
-	// [Limiter.BalanceGuard]. The Store must then keep balances
-	// ([BalanceStore]), or [New] fails. Default: none.
-	Balances []BalanceScope
-
 	// ExemptNetworks are networks whose callers are never limited (an
 	// office, a monitoring service, a partner). A caller is exempt when
 	// the address of its request, as [Limiter.Caller] finds it after the
@@ -134,9 +127,9 @@ type Config struct {
 	// comma-separated ids ([UserIDs]). Default: none.
 	ExemptUsers UserIDs
 
-	// FailClosedScopes names window or balance scopes that refuse their
+	// FailClosedScopes names scopes that refuse their
 	// requests while the store fails, the others failing open; the same
-	// as setting [Scope.FailClosed] or [BalanceScope.FailClosed]. A name
+	// as setting [Scope.FailClosed]. A name
 	// that is no known scope is an error (E004). Default: none, every
 	// scope fails open.
 	FailClosedScopes []string
@@ -153,7 +146,7 @@ type Config struct {
 // Validate reports every problem with c, joined: a missing store, an invalid
 // scope name, rate or rate key, an out-of-range setting, an unknown shadow
 // scope, an invalid trusted network. Each is a [*ConfigError] whose text
-// starts with its id (ratescope.E001 to E006), so errors.As finds it.
+// starts with its id (ratescope.E001 to E005), so errors.As finds it.
 func (c Config) Validate() error {
 	_, err := c.resolve()
 	return err
@@ -190,13 +183,8 @@ func (c Config) resolve() (map[string]*Scope, error) {
 			errs = append(errs, scopeErr("ShadowScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(resolved), ", ")))
 		}
 	}
-	balances, err := resolveBalances(c.Balances)
-	errs = append(errs, withID(IDInvalidBalance, err)...)
-	errs = append(errs, c.resolveFailClosed(resolved, balances)...)
+	errs = append(errs, c.resolveFailClosed(resolved)...)
 	errs = append(errs, withID(IDInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
 	errs = append(errs, withID(IDOutOfRange, c.ExemptUsers.validate())...)
-	if _, ok := c.Store.(BalanceStore); len(c.Balances) > 0 && c.Store != nil && !ok {
-		errs = append(errs, &ConfigError{ID: IDInvalidBalance, Err: fmt.Errorf("Balances are set but the Store (%T) keeps no balances: it has no Charge method (core.BalanceStore); use memstore or redisstore", c.Store)})
-	}
 	return resolved, errors.Join(errs...)
 }

@@ -21,10 +21,6 @@ const (
 	// IDInvalidProxies: an invalid network in TrustedProxies or
 	// ExemptNetworks.
 	IDInvalidProxies = "ratescope.E005"
-	// IDInvalidBalance: an invalid balance scope (its name, a figure of
-	// its policy or a cost), or a store that cannot keep balances while
-	// balance scopes are configured.
-	IDInvalidBalance = "ratescope.E006"
 )
 
 // A ConfigError is one problem of a [Config], with the id that package

@@ -1,6 +1,6 @@
 // Package core decides whether a caller of a web API may make one more
 // request, and what to tell it. It imports only the standard library: the
-// middleware packages (ginlimit, echolimit, echo5limit) read the caller
+// middleware packages (ginlimit, echolimit, echo5limit, httplimit) read the caller
 // from their framework and answer as the [Decision] says, and the stores
 // (core/memstore, core/redisstore) keep the counts.
 //
@@ -25,9 +25,9 @@
 // number of units are allowed, at any boundary, and a caller that paces
 // itself at up to 95% of a rate is never refused. A refusal's
 // [Decision.RetryAfter] is honest (waiting that long is enough) and never
-// more than the refusing limit's period. A second kind of scope, a balance,
-// suits WebSocket and JSON-RPC APIs: the XRP Ledger server's decaying sum
-// of request costs, with a load warning before a drop.
+// more than the refusing limit's period. Package balance adds a second
+// kind of limit for WebSocket and JSON-RPC APIs: the XRP Ledger server's
+// decaying sum of request costs, with a load warning before a drop.
 //
 // # Callers behind proxies
 //

@@ -24,14 +24,6 @@ func (c Caller) CountedKey() (string, bool) { return c.countedKey() }
 // HasScope reports whether name is a known scope.
 func (l *Limiter) HasScope(name string) bool { return l.scopes[name] != nil }
 
-// Decide is Charge, then SetHeaders of the decision: what a balance
-// middleware does.
-func (b *BalanceGuard) Decide(ctx context.Context, caller Caller, cost int64, h http.Header) *BalanceDecision {
-	d := b.Charge(ctx, caller, cost)
-	d.SetHeaders(h)
-	return d
-}
-
 // Contains is contains.
 func (n Networks) Contains(a netip.Addr) bool { return n.contains(a) }
 

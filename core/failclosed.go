@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// This file holds failing closed: Scope.FailClosed, BalanceScope.FailClosed
-// and Config.FailClosedScopes.
+// This file holds failing closed: Scope.FailClosed and
+// Config.FailClosedScopes.
 
 // A RetryAfterError is a store error that knows how long the store will
 // go on failing: the Redis store's error while its circuit breaker is open
@@ -40,32 +40,28 @@ func storeRetryAfter(err error) time.Duration {
 	return DefaultStoreRetryAfter
 }
 
-// resolveFailClosed marks the window scopes that Config.FailClosedScopes
-// names, and reports each name that is neither a window nor a balance
-// scope. [New] marks the balance scopes (applyFailClosed).
-func (c Config) resolveFailClosed(scopes map[string]*Scope, balances map[string]*BalanceScope) []error {
+// resolveFailClosed marks the scopes that Config.FailClosedScopes names,
+// and reports each name that is no scope.
+func (c Config) resolveFailClosed(scopes map[string]*Scope) []error {
 	var errs []error
 	for _, name := range c.FailClosedScopes {
-		s, b := scopes[name], balances[name]
-		if s != nil {
+		if s := scopes[name]; s != nil {
 			s.FailClosed = true
-		}
-		if s == nil && b == nil {
-			known := sortedNames(scopes)
-			known = append(known, sortedBalanceNames(balances)...)
-			errs = append(errs, scopeErr("FailClosedScopes: %q is no known scope; want one of %s", name, strings.Join(known, ", ")))
+		} else {
+			errs = append(errs, scopeErr("FailClosedScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(scopes), ", ")))
 		}
 	}
 	return errs
 }
 
-// applyFailClosed marks the balance scopes that names names.
-func applyFailClosed(balances map[string]*BalanceScope, names []string) {
-	for _, name := range names {
-		if b := balances[name]; b != nil {
-			b.FailClosed = true
-		}
-	}
+// StoreFailed counts ([Limiter.StoreFailures]) and logs, at a limited
+// rate, a store error of a limit kept beside the Limiter (a balance scope
+// of package balance) in scope, as the limiter's own: closed says that the
+// request was refused because the scope fails closed, rather than allowed
+// uncounted. An error of a caller that hung up (its context's) is neither
+// counted nor logged.
+func (l *Limiter) StoreFailed(ctx context.Context, scope string, err error, closed bool) {
+	l.storeFailed(ctx, l.now(), scope, err, closed)
 }
 
 // failClosed fills d, whose scope fails closed, with the refusal of a

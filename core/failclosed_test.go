@@ -34,10 +34,6 @@ func (s errorStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
 	return storecall.Down(s.err).Bind("", 0, nil)
 }
 
-func (s errorStore) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {
-	return core.BalanceResult{}, s.err
-}
-
 func TestFailClosed(t *testing.T) {
 	t.Parallel()
 	scopes := []core.Scope{
@@ -120,33 +116,6 @@ func TestFailClosedClientHungUp(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, d.Allowed, "still refused")
 	assert.Zero(t, lim.StoreFailures(), "a caller that hung up is no failure of the store")
-}
-
-func TestFailClosedBalance(t *testing.T) {
-	t.Parallel()
-	var logs bytes.Buffer
-	lim := newLimiter(t, core.Config{
-		Store:            errorStore{err: breakerOpen{wait: 2 * time.Second}},
-		Balances:         []core.BalanceScope{{Name: "ws"}, {Name: "rpc", FailClosed: true}, {Name: "ledger"}},
-		FailClosedScopes: []string{"ledger"},
-		Logger:           slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	for _, scope := range []string{"rpc", "ledger"} {
-		b, err := lim.BalanceGuard(scope)
-		require.NoError(t, err)
-		h := http.Header{}
-		d := b.Decide(context.Background(), anonCaller("192.0.2.1"), 20, h)
-		assert.False(t, d.Allowed, scope)
-		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
-		assert.Equal(t, 2*time.Second, d.RetryAfter())
-		assert.Equal(t, http.Header{"Retry-After": {"2"}}, h)
-	}
-	b, err := lim.BalanceGuard("ws")
-	require.NoError(t, err)
-	d := b.Charge(context.Background(), anonCaller("192.0.2.1"), 20)
-	assert.True(t, d.Allowed, "the other balance scopes fail open")
-	assert.Equal(t, int64(3), lim.StoreFailures())
-	assert.Contains(t, logs.String(), "fails closed")
 }
 
 func TestFailClosedUnknownScope(t *testing.T) {

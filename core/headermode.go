@@ -6,7 +6,7 @@ import (
 )
 
 // A HeaderMode says which responses carry the rate-limit fields that
-// [Decision.SetHeaders] and [BalanceDecision.SetHeaders] write: every
+// [Decision.SetHeaders] (and a balance decision's) write: every
 // response ([HeadersAll], the zero value and the default), refusals only
 // ([HeadersRefused]) or none ([HeadersNone]). A refusal of a window limit
 // (429) carries Retry-After whatever the policy. Set it as

@@ -131,34 +131,3 @@ func TestHeaderModes(t *testing.T) {
 		})
 	}
 }
-
-func TestBalanceHeaderModes(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		mode    core.HeaderMode
-		warning bool
-	}{
-		{name: "all", mode: core.HeadersAll, warning: true},
-		{name: "refused", mode: core.HeadersRefused},
-		{name: "none", mode: core.HeadersNone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			policy := core.DefaultBalancePolicy()
-			policy.Warn, policy.WarnCost, policy.Drop = 10, 0, 1000
-			lim := newLimiter(t, core.Config{Balances: []core.BalanceScope{{Name: "rpc", BalancePolicy: policy}}, Headers: tc.mode})
-			g, err := lim.BalanceGuard("rpc")
-			require.NoError(t, err)
-			h := http.Header{}
-			d := g.Decide(context.Background(), anonCaller("192.0.2.8"), 20*32, h)
-			require.True(t, d.Allowed)
-			require.True(t, d.Load)
-			if tc.warning {
-				assert.Equal(t, core.LoadWarning, h.Get(core.HeaderWarning))
-			} else {
-				assert.Empty(t, h)
-			}
-		})
-	}
-}

@@ -35,11 +35,8 @@ type Limiter struct {
 	logger    *slog.Logger
 	errLog    rateLog
 	shadowLog rateLog
-	dropLog   rateLog // refusals of dropped callers (balance.go)
 	failures  atomic.Int64
 	config    Config
-	balances  map[string]*BalanceScope // see balance.go
-	bstore    BalanceStore
 
 	exempt    *exemptions // nil without allowlists (allowlist.go)
 	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
@@ -115,7 +112,6 @@ func New(cfg Config) (*Limiter, error) {
 		logger:    cfg.Logger,
 		errLog:    rateLog{every: cfg.ErrorLogInterval},
 		shadowLog: rateLog{every: cfg.ErrorLogInterval},
-		dropLog:   rateLog{every: cfg.ErrorLogInterval},
 		closedLog: rateLog{every: cfg.ErrorLogInterval},
 		exempt:    newExemptions(&cfg),
 		planLog:   rateLog{every: cfg.ErrorLogInterval},
@@ -148,11 +144,6 @@ func New(cfg Config) (*Limiter, error) {
 	for _, name := range sortedNames(resolved) {
 		cfg.Scopes = append(cfg.Scopes, *resolved[name])
 	}
-	balances, _ := resolveBalances(cfg.Balances)
-	applyFailClosed(balances, cfg.FailClosedScopes)
-	if err := l.initBalances(&cfg, balances); err != nil {
-		return nil, err
-	}
 	l.config = cfg
 	return l, nil
 }
@@ -180,7 +171,6 @@ func (l *Limiter) Config() Config {
 		c.Scopes[i] = s.clone()
 	}
 	c.Rates = maps.Clone(l.config.Rates)
-	c.Balances = slices.Clone(l.config.Balances)
 	c.ShadowScopes = slices.Clone(l.config.ShadowScopes)
 	c.TrustedProxies = slices.Clone(l.config.TrustedProxies)
 	c.ExemptNetworks = slices.Clone(l.config.ExemptNetworks)

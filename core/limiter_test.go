@@ -502,14 +502,12 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	lim := newLimiter(t, core.Config{
-		Scopes:   append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}}),
-		Balances: []core.BalanceScope{{Name: "ledger"}},
+		Scopes: append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}}),
 	})
 	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	_, allowErr := lim.Allow(ctx, "export", anonCaller("192.0.2.1"))
 	_, guardErr := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "export", Cost: 1})
-	_, balanceErr := lim.BalanceGuard("rpc")
 	_, routeErr := g.WithRouteCosts(map[string]int64{"/api/export": 0})
 	_, rateErr := core.ParseRates("60/min,100/1m")
 	for _, tc := range []struct {
@@ -519,7 +517,6 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 	}{
 		{name: "unknown scope", err: allowErr, wants: []string{`unknown scope "export"`, "scopes are api, search", `add a core.Scope named "export" to core.Config.Scopes`}},
 		{name: "unknown scope of a guard", err: guardErr, wants: []string{`unknown scope "export"`, "scopes are api, search", "core.Config.Scopes"}},
-		{name: "unknown balance scope", err: balanceErr, wants: []string{`unknown balance scope "rpc"`, "balance scopes are ledger", `add a core.BalanceScope named "rpc" to core.Config.Balances`}},
 		{name: "route cost", err: routeErr, wants: []string{`cost 0 of route "/api/export"`, "want 1 or more", "leave the route out of RouteCosts"}},
 		{name: "two rates over one period", err: rateErr, wants: []string{"60/min and 100/min", "keep one rate per period"}},
 	} {
@@ -531,8 +528,6 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 			}
 		})
 	}
-	_, err = newLimiter(t, core.Config{}).BalanceGuard("ledger")
-	assert.ErrorContains(t, err, "balance scopes are none")
 }
 
 // TestShadowHeaderShowsUnitsLeft checks what the shadow docs say of the

@@ -18,7 +18,7 @@ func TestObservers(t *testing.T) {
 
 	var seen []string
 	hook := func(name string) func(context.Context, core.Event) {
-		return func(_ context.Context, e core.Event) { seen = append(seen, name+" "+e.Outcome().String()) }
+		return func(_ context.Context, e core.Event) { seen = append(seen, name+" "+e.Outcome.String()) }
 	}
 	lim := newLimiter(t, core.Config{
 		Rates:   map[string]string{"api.user": "1/min"},
@@ -36,6 +36,6 @@ func TestObservers(t *testing.T) {
 	one := core.Observers(nil, only)
 	require.NotNil(t, one)
 	assert.Equal(t, reflect.ValueOf(only).Pointer(), reflect.ValueOf(one).Pointer(), "the one hook itself, not a loop around it")
-	one(ctx, core.Event{Decision: &core.Decision{Outcome: core.OutcomeExempt}})
+	one(ctx, core.Event{Outcome: core.OutcomeExempt})
 	assert.Equal(t, []string{"only exempt"}, seen)
 }

@@ -35,9 +35,9 @@ const (
 	// with 503 Service Unavailable rather than 429, and not counted.
 	OutcomeFailedClosed
 	// OutcomeReset is no decision on a request: an operator cleared the
-	// caller's counts in the scope ([Limiter.Reset]). Its Event holds a
-	// Decision (window scope) or a BalanceDecision (balance scope) with
-	// only Scope, Caller and Outcome set: a Cost of 0, nothing allowed.
+	// caller's counts in the scope ([Limiter.Reset]). Its Event has only
+	// Scope, Caller and Outcome set (and a Decision of them for a window
+	// scope): a Cost of 0, nothing allowed.
 	OutcomeReset
 )
 
@@ -61,63 +61,30 @@ func Outcomes() []Outcome {
 }
 
 // An Event is what [Config.Observe] receives for each decision: of a
-// window scope (Decision) or of a balance scope (Balance); the other is nil.
-// It receives one for each reset of a caller's counts too
-// ([Limiter.Reset]), with Outcome [OutcomeReset].
-// Its methods read whichever is set, for an observer that treats both alike.
+// window scope of the Limiter, or of a limit kept beside it (a balance
+// scope of package balance), which calls the hook itself. It receives one
+// for each reset of a caller's counts too ([Limiter.Reset]), with Outcome
+// [OutcomeReset]. Its fields are the same for both kinds of limit, for an
+// observer that treats them alike.
 type Event struct {
-	// Decision is the decision made in a window scope, or nil: a copy of
-	// the caller's, made for the hook. Read it during the call; never
-	// change or keep it.
-	Decision *Decision
-	// Balance is the decision made in a balance scope ([Limiter.BalanceGuard]),
-	// or nil; shared as Decision is.
-	BalanceDecision *BalanceDecision
+	// Scope is the name of the scope decided.
+	Scope string
+	// Caller is who the request was counted or charged against.
+	Caller Caller
+	// Cost is the request's cost: the units it used or would have used of
+	// a window scope, or what it added to a balance.
+	Cost int64
+	// Outcome is what became of the request.
+	Outcome Outcome
 	// Duration is how long the decision took, store call included, as
 	// measured by the monotonic clock (not Config.Now). It is measured only
 	// when Config.Observe is set; 0 for an exempt caller, who is decided
 	// without the store.
 	Duration time.Duration
-}
-
-// Scope returns the name of the scope decided.
-func (e Event) Scope() string {
-	if e.BalanceDecision != nil {
-		return e.BalanceDecision.Scope
-	}
-	return e.Decision.Scope
-}
-
-// Caller returns who the request was counted or charged against.
-func (e Event) Caller() Caller {
-	if e.BalanceDecision != nil {
-		return e.BalanceDecision.Caller
-	}
-	return e.Decision.Caller
-}
-
-// Outcome returns what became of the request.
-func (e Event) Outcome() Outcome {
-	if e.BalanceDecision != nil {
-		return e.BalanceDecision.Outcome
-	}
-	return e.Decision.Outcome
-}
-
-// Cost returns the request's cost: the units it used or would have used
-// of a window scope, or what it added to the balance.
-func (e Event) Cost() int64 {
-	if e.BalanceDecision != nil {
-		return e.BalanceDecision.Cost
-	}
-	return e.Decision.Cost
-}
-
-// observeBalance calls the hook, if any, with d; start is as for observe.
-func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start time.Time) {
-	if l.hook != nil {
-		l.emit(ctx, Event{BalanceDecision: d}, start)
-	}
+	// Decision is the decision made in a window scope, or nil for another
+	// kind of limit: a copy of the caller's, made for the hook. Read it
+	// during the call; never change or keep it.
+	Decision *Decision
 }
 
 // observe calls the hook, if any, with a copy of d; start is when the
@@ -127,14 +94,14 @@ func (l *Limiter) observeBalance(ctx context.Context, d *BalanceDecision, start 
 func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
 	if l.hook != nil {
 		seen := *d
-		l.emit(ctx, Event{Decision: &seen}, start)
+		l.emit(ctx, Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &seen}, start)
 	}
 }
 
 // emit calls the hook with e and the time since start (none for the zero
 // start of a decision that did not ask the store).
 func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
-	if !start.IsZero() && e.Outcome() != OutcomeExempt {
+	if !start.IsZero() && e.Outcome != OutcomeExempt {
 		e.Duration = time.Since(start)
 	}
 	l.hook(ctx, e)

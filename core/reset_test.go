@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/netip"
 	"testing"
 
@@ -38,10 +37,10 @@ func TestReset(t *testing.T) {
 	require.NoError(t, lim.Reset(ctx, "api", blocked))
 	require.Len(t, seen, 1)
 	e := seen[0]
-	assert.Equal(t, core.OutcomeReset, e.Outcome())
-	assert.Equal(t, "api", e.Scope())
-	assert.Equal(t, blocked, e.Caller())
-	assert.Zero(t, e.Cost())
+	assert.Equal(t, core.OutcomeReset, e.Outcome)
+	assert.Equal(t, "api", e.Scope)
+	assert.Equal(t, blocked, e.Caller)
+	assert.Zero(t, e.Cost)
 	assert.NotNil(t, e.Decision, "a window scope's reset comes as a Decision")
 
 	for _, tc := range []struct {
@@ -89,32 +88,6 @@ func TestResetAddrCaller(t *testing.T) {
 	assert.Equal(t, core.Caller{}, lim.AddrCaller(netip.Addr{}), "an invalid address is the unknown caller")
 }
 
-// TestResetBalance checks that a reset in a balance scope sets the
-// caller's balance back to zero, and is observed as a balance event.
-func TestResetBalance(t *testing.T) {
-	t.Parallel()
-	var seen []core.Event
-	lim := newLimiter(t, core.Config{
-		Balances: []core.BalanceScope{{Name: "ws"}},
-		Logger:   slog.New(slog.DiscardHandler),
-		Observe:  func(_ context.Context, e core.Event) { seen = append(seen, e) },
-	})
-	ctx := context.Background()
-	b, err := lim.BalanceGuard("ws")
-	require.NoError(t, err)
-	caller := anonCaller("192.0.2.1")
-	require.True(t, b.Charge(ctx, caller, 32*16000).Allowed, "served, and dropped from now on")
-	require.False(t, b.Charge(ctx, caller, 20).Allowed, "dropped")
-	seen = nil
-	require.NoError(t, lim.Reset(ctx, "ws", caller))
-	require.Len(t, seen, 1)
-	assert.Equal(t, core.OutcomeReset, seen[0].Outcome())
-	assert.Equal(t, "ws", seen[0].Scope())
-	assert.NotNil(t, seen[0].BalanceDecision, "a balance scope's reset comes as a BalanceDecision")
-	d := b.Charge(ctx, caller, 20)
-	assert.True(t, d.Allowed)
-	assert.Zero(t, d.Balance)
-}
 
 // TestResetErrors checks the errors of Reset: an unknown scope, a store
 // that cannot reset (which New accepts), a store that fails; none is
@@ -126,17 +99,14 @@ func TestResetErrors(t *testing.T) {
 	ctx := context.Background()
 	caller := anonCaller("192.0.2.1")
 
-	lim := newLimiter(t, core.Config{Observe: observe, Balances: []core.BalanceScope{{Name: "ws"}}})
+	lim := newLimiter(t, core.Config{Observe: observe})
 	err := lim.Reset(ctx, "nope", caller)
 	require.ErrorIs(t, err, core.ErrUnknownScope)
-	assert.ErrorContains(t, err, `unknown scope "nope": the limiter's scopes are api, ws`)
+	assert.ErrorContains(t, err, `unknown scope "nope": the limiter's scopes are api`)
 
 	_, err = lim.Allow(ctx, "nope", caller)
 	assert.ErrorIs(t, err, core.ErrUnknownScope, "AllowN's unknown scope is the same error")
 
-	failing := newLimiter(t, core.Config{Store: failingBalances{}, Observe: observe, Balances: []core.BalanceScope{{Name: "ws"}}})
-	err = failing.Reset(ctx, "ws", caller)
-	require.ErrorIs(t, err, core.ErrResetUnsupported, "failingBalances has no ResetBalance")
 
 	broken := newLimiter(t, core.Config{Store: resetFails{}, Observe: observe})
 	err = broken.Reset(ctx, "api", caller)

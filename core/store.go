@@ -41,6 +41,9 @@ type Store interface {
 // An error means the store could not decide (for example, it could not be
 // reached); the [Limiter] then fails open, or closed in a scope that fails
 // closed. Being over a limit is not an error.
+//
+// The decaying balance of request costs, a second kind of limit, has a
+// store interface of its own, in package balance.
 type Counter interface {
 	Take(ctx context.Context, key Key, cost int64, now time.Time) (Result, error)
 	GiveBack(ctx context.Context, key Key, cost int64, at int64) error

@@ -20,7 +20,7 @@ const LoadWarning = "load"
 // WarnJSON returns v, to be encoded as JSON, with "warning":"load" added at
 // the top level of its object when load is true: the XRP Ledger server's
 // way of telling a caller that it is near the limit. Pass the decision's
-// Load ([Decision.Load], [BalanceDecision.Load]). v must encode as a JSON
+// Load ([Decision.Load], or a balance decision's). v must encode as a JSON
 // object; when load is false, v is returned as it is.
 //
 // For a JSON-RPC reply, wrap the result object: the warning then goes

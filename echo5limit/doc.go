@@ -35,10 +35,10 @@
 // Since v5.1, Echo's RealIP without an IPExtractor is the peer address.
 // The middleware never uses RealIP, but logs and other middleware do, and
 // behind a proxy they see the proxy. Log [CheckClientIP] at start-up: it
-// reports W612 while Echo and ratescope disagree on a caller's address.
-// [NewBalance] charges a JSON-RPC group to each caller's decaying balance,
-// and [DenyOverloaded] answers as the XRP Ledger server does; a WebSocket
-// is served by package wslimit, given c.Response() and c.Request().
+// reports W612 while Echo and ratescope disagree on a caller's address. A
+// JSON-RPC handler charges each caller's decaying balance with package
+// balance, and a WebSocket is served by package wslimit, both on plain
+// net/http: an Echo v5 handler passes them c.Response() and c.Request().
 //
 // A middleware is safe for concurrent use.
 package echo5limit

@@ -35,9 +35,9 @@
 // Echo v4's RealIP takes the first X-Forwarded-For entry unless an
 // IPExtractor says otherwise; the middleware never uses it, but logs and
 // other middleware do. Log [CheckClientIP] at start-up: it reports W612
-// while Echo and ratescope disagree on a caller's address. [NewBalance]
-// charges a JSON-RPC group to each caller's decaying balance, and
-// [DenyOverloaded] answers as the XRP Ledger server does.
+// while Echo and ratescope disagree on a caller's address. A JSON-RPC
+// handler charges each caller's decaying balance with package balance, and
+// a WebSocket is served by package wslimit.
 //
 // A middleware is safe for concurrent use.
 package echolimit

@@ -32,8 +32,8 @@
 // Gin trusts every proxy unless told otherwise; give r.SetTrustedProxies
 // the same networks as the limiter, and log [CheckClientIP] at start-up: it
 // reports W612 while Gin and ratescope disagree on a caller's address.
-// [NewBalance] charges a JSON-RPC route to each caller's decaying balance,
-// and [DenyOverloaded] answers as the XRP Ledger server does.
+// A JSON-RPC route charges each caller's decaying balance with package
+// balance, and a WebSocket is served by package wslimit.
 //
 // A middleware is safe for concurrent use.
 package ginlimit

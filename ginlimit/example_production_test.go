@@ -78,7 +78,7 @@ func ExampleConfig_shadowScope() {
 		}),
 		ShadowScopes: []string{"export"}, // counted and reported, never refused
 		Observe: func(_ context.Context, e core.Event) {
-			if e.Outcome() == core.OutcomeShadow { // Event.Outcome: window and balance decisions alike
+			if e.Outcome == core.OutcomeShadow { // Event.Outcome: window and balance decisions alike
 				shadowed++ // or feed metrics: package ratescope/prometheus
 			}
 		},

@@ -30,14 +30,14 @@ func TestObserveAllocatesNothing(t *testing.T) {
 		callers[i] = s.user("user-" + strconv.Itoa(i))
 	}
 	d := core.Decision{Scope: "api", Caller: callers[0], Outcome: core.OutcomeAllowed}
-	s.view.Observe(ctx, core.Event{Decision: &d}) // the scope's first event makes its series
+	s.view.Observe(ctx, core.Event{Scope: d.Scope, Caller: d.Caller, Outcome: d.Outcome, Decision: &d}) // the scope's first event makes its series
 	for _, o := range []core.Outcome{core.OutcomeAllowed, core.OutcomeExempt, core.OutcomeFailedOpen, core.OutcomeDenied, core.OutcomeReset} {
 		i := 0
 		d.Outcome = o
 		allocs := testing.AllocsPerRun(1000, func() {
 			d.Caller = callers[i%len(callers)]
 			i++
-			s.view.Observe(ctx, core.Event{Decision: &d})
+			s.view.Observe(ctx, core.Event{Scope: d.Scope, Caller: d.Caller, Outcome: d.Outcome, Decision: &d})
 		})
 		assert.Zero(t, allocs, "Observe of %s, callers coming and going", o)
 	}

@@ -130,7 +130,7 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 	}
 	// e.caller is the value the limiter gave in its event: Reset counts it
 	// as the limiter counted it.
-	if err := lim.Reset(r.Context(), scope, e.caller); err != nil {
+	if err := (*lim).Reset(r.Context(), scope, e.caller); err != nil {
 		status := http.StatusInternalServerError
 		if errors.Is(err, core.ErrUnknownScope) {
 			status = http.StatusNotFound

@@ -61,7 +61,7 @@ func TestHeavyHitters(t *testing.T) {
 		if x >= 0 {
 			id = "caller-" + strconv.Itoa(int(x))
 		}
-		view.Observe(ctx, core.Event{Decision: &core.Decision{Scope: "api", Caller: lim.Caller(req, core.UserCaller(id)), Outcome: core.OutcomeDenied}})
+		view.Observe(ctx, core.Event{Scope: "api", Caller: lim.Caller(req, core.UserCaller(id)), Outcome: core.OutcomeDenied})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

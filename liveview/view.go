@@ -98,7 +98,7 @@ type View struct {
 	series registry
 	top    *sketch
 	// limiter resets callers, once [View.AllowReset] gave it.
-	limiter atomic.Pointer[core.Limiter]
+	limiter atomic.Pointer[Resetter]
 	// token is the page's CSRF token: a POST must carry it.
 	token string
 }
@@ -119,12 +119,28 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// A Resetter clears a caller's counts in a scope, as [core.Limiter.Reset]
+// does: the limiter itself, or an application's type that also resets its
+// balance scopes (package balance, whose guards the limiter does not
+// know).
+type Resetter interface {
+	Reset(ctx context.Context, scope string, caller core.Caller) error
+}
+
 // AllowReset enables the page's reset buttons: a button calls
 // lim.Reset with the scope and the caller as the view received them in
 // its events. Without it the buttons are disabled and a reset request is
-// refused with 403 Forbidden. lim must be the limiter the view observes.
-// It is safe to call at any time; a nil lim disables the buttons again.
-func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
+// refused with 403 Forbidden. lim must reset the scopes of the limiter the
+// view observes: the *core.Limiter, or a Resetter that resets its balance
+// scopes too. It is safe to call at any time; a nil lim disables the
+// buttons again.
+func (v *View) AllowReset(lim Resetter) {
+	if l, ok := lim.(*core.Limiter); lim == nil || ok && l == nil {
+		v.limiter.Store(nil)
+		return
+	}
+	v.limiter.Store(&lim)
+}
 
 // Observe counts e: give it to core.Config.Observe, or to
 // [core.Observers] with the application's other hooks. It counts every
@@ -135,32 +151,29 @@ func (v *View) AllowReset(lim *core.Limiter) { v.limiter.Store(lim) }
 // allocates nothing, but on the first event of a scope and for a user id
 // longer than the view keeps, whose digest it computes. A reset asked for
 // such a caller ([View.ServeHTTP]) is made on its next refusal, by
-// Observe, which then waits for core.Limiter.Reset.
+// Observe, which then waits for the Resetter.
 func (v *View) Observe(ctx context.Context, e core.Event) {
-	if e.Decision == nil && e.BalanceDecision == nil {
-		return
-	}
-	o := e.Outcome()
+	o := e.Outcome
 	now := v.cfg.Now()
 	switch {
 	case o == core.OutcomeReset:
-		v.top.markReset(e.Scope(), e.Caller(), now.UnixNano())
+		v.top.markReset(e.Scope, e.Caller, now.UnixNano())
 		return
 	case o == core.OutcomeNone || o >= maxOutcome:
 		return
 	}
-	c := e.Caller()
+	c := e.Caller
 	k := c.Kind()
-	s := v.series.get(e.Scope())
+	s := v.series.get(e.Scope)
 	if !s.seen[k].Load() {
 		s.seen[k].Store(true)
 	}
 	s.rings[k][o].add(now.Unix())
-	if o == core.OutcomeDenied && v.top.add(e.Scope(), c, now.UnixNano()) {
+	if o == core.OutcomeDenied && v.top.add(e.Scope, c, now.UnixNano()) {
 		// A reset asked for when the view held no value of c (a long id):
 		// c is that value. Once, on this refusal, the request waits for it.
 		if lim := v.limiter.Load(); lim != nil {
-			_ = lim.Reset(context.WithoutCancel(ctx), e.Scope(), c) // a failure leaves the row unmarked: ask again
+			_ = (*lim).Reset(context.WithoutCancel(ctx), e.Scope, c) // a failure leaves the row unmarked: ask again
 		}
 	}
 }

@@ -192,7 +192,7 @@ func New(cfg Config) (*Recorder, error) {
 // duration with ctx, so that an SDK that keeps exemplars links the
 // duration to the request's trace.
 func (r *Recorder) Observe(ctx context.Context, e core.Event) {
-	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
+	key := seriesKey{scope: e.Scope, kind: e.Caller.Kind(), outcome: e.Outcome}
 	v, ok := r.series.Load(key)
 	if !ok {
 		scope, outcome := ScopeKey.String(key.scope), OutcomeKey.String(key.outcome.String())
@@ -205,7 +205,7 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	}
 	s := v.(*series)
 	s.decisions.Add(1)
-	s.cost.Add(e.Cost())
+	s.cost.Add(e.Cost)
 	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
 		r.duration.Record(ctx, e.Duration.Seconds(), s.record...)
 	}

@@ -173,7 +173,7 @@ func TestRedisStats(t *testing.T) {
 func TestGlobalMeterProvider(t *testing.T) {
 	metrics, err := rsotel.New(rsotel.Config{})
 	require.NoError(t, err)
-	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1}})
+	metrics.Observe(context.Background(), core.Event{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1})
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	previous := otel.GetMeterProvider()
@@ -182,7 +182,7 @@ func TestGlobalMeterProvider(t *testing.T) {
 		otel.SetMeterProvider(previous)
 		_ = provider.Shutdown(context.Background())
 	})
-	metrics.Observe(context.Background(), core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeDenied, Cost: 1}})
+	metrics.Observe(context.Background(), core.Event{Scope: "api", Outcome: core.OutcomeDenied, Cost: 1})
 	got := collect(t, reader)
 	n, ok := sum(got["ratescope.decisions"], attrs("api", "anon", "denied")...)
 	assert.True(t, ok)
@@ -230,7 +230,7 @@ func TestConfigValidate(t *testing.T) {
 // options are made once.
 func TestObserveAllocs(t *testing.T) {
 	metrics, _ := newRecorder(t, rsotel.Config{})
-	e := core.Event{Decision: &core.Decision{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1}, Duration: time.Millisecond}
+	e := core.Event{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1, Duration: time.Millisecond}
 	ctx := context.Background()
 	metrics.Observe(ctx, e)
 	allocs := testing.AllocsPerRun(100, func() { metrics.Observe(ctx, e) })
@@ -248,7 +248,7 @@ func BenchmarkObserve(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			metrics.Observe(ctx, core.Event{Decision: d, Duration: time.Millisecond})
+			metrics.Observe(ctx, core.Event{Scope: d.Scope, Outcome: d.Outcome, Cost: d.Cost, Decision: d, Duration: time.Millisecond})
 		}
 	})
 }

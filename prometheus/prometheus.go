@@ -117,7 +117,7 @@ func New(cfg Config) *Collector {
 
 // Observe counts the decision of e: give it to core.Config.Observe.
 func (c *Collector) Observe(_ context.Context, e core.Event) {
-	key := seriesKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}
+	key := seriesKey{scope: e.Scope, kind: e.Caller.Kind(), outcome: e.Outcome}
 	v, ok := c.series.Load(key)
 	if !ok {
 		kind, outcome := key.kind.String(), key.outcome.String()
@@ -129,7 +129,7 @@ func (c *Collector) Observe(_ context.Context, e core.Event) {
 	}
 	s := v.(*series)
 	s.decisions.Inc()
-	s.cost.Add(float64(e.Cost()))
+	s.cost.Add(float64(e.Cost))
 	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
 		s.duration.Observe(e.Duration.Seconds())
 	}

@@ -146,7 +146,7 @@ func BenchmarkObserve(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			metrics.Observe(ctx, core.Event{Decision: d, Duration: time.Millisecond})
+			metrics.Observe(ctx, core.Event{Scope: d.Scope, Outcome: d.Outcome, Cost: d.Cost, Decision: d, Duration: time.Millisecond})
 		}
 	})
 }

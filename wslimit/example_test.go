@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/wslimit"
@@ -22,17 +23,18 @@ import (
 func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := core.DefaultBalancePolicy()
+	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
-	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}),
-		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
-	})
+	store := memstore.New(memstore.Config{})
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
+	guard, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Guard: guard})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), ws.Scope().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), guard.Config().Costs.Heavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}

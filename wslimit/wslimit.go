@@ -1,5 +1,5 @@
 // Package wslimit limits a WebSocket API with a decaying balance of message
-// costs, the XRP Ledger server's model (see [core]): every
+// costs, the XRP Ledger server's model (see package balance): every
 // message a caller sends is charged to its balance, and so, if asked, is
 // every message the server pushes to it; a caller at or above the warning
 // threshold is told to add "warning":"load" to its replies, and a caller
@@ -34,8 +34,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/internal/guards"
 )
 
 // ClosePolicyViolation is the close code that ends a dropped caller's
@@ -52,7 +52,7 @@ var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
 // CloseTryAgainLater is the close code that ends a connection whose message
 // was refused because the store failed in a scope that fails closed
-// (core.BalanceScope.FailClosed): 1013, try again later.
+// (balance.Config.FailClosed): 1013, try again later.
 const CloseTryAgainLater = websocket.StatusTryAgainLater
 
 // closedReason is the reason of the close of CloseTryAgainLater.
@@ -66,49 +66,36 @@ var ErrFailedClosed = errors.New("wslimit: store failed, the scope fails closed:
 // Config configures a [Server]. Zero fields take the defaults stated on
 // each.
 type Config struct {
-	// Limiter charges the messages. Required.
-	Limiter *core.Limiter
-
-	// Scope is the balance scope of the WebSocket API, one of the
-	// limiter's Config.Balances. Required: balance scopes have no default.
-	Scope string
+	// Guard charges the messages to the callers' balances in its scope.
+	// Required.
+	Guard *balance.Guard
 
 	// AcceptOptions are passed to websocket.Accept: origins, subprotocols,
 	// compression. Default: nil, the library's defaults (same origin only).
 	AcceptOptions *websocket.AcceptOptions
 }
 
-// Validate reports the problem with c, if any: a missing Limiter, or a
-// Scope that is no balance scope of it.
+// Validate reports the problem with c, if any: a missing Guard.
 func (c Config) Validate() error {
-	_, err := c.guard()
-	return err
-}
-
-// guard returns the [core.BalanceGuard] that charges the messages.
-func (c Config) guard() (*core.BalanceGuard, error) {
-	return guards.Balance("wslimit", c.Limiter, c.Scope)
+	if c.Guard == nil {
+		return errors.New("wslimit: no Guard: build one with balance.New")
+	}
+	return nil
 }
 
 // A Server accepts WebSocket connections whose messages are charged to a
 // balance scope. It is safe for concurrent use. Build it with [New].
 type Server struct {
-	cfg   Config
-	guard *core.BalanceGuard
+	cfg Config
 }
 
 // New returns a Server for cfg, or the error of [Config.Validate].
 func New(cfg Config) (*Server, error) {
-	g, err := cfg.guard()
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, guard: g}, nil
+	return &Server{cfg: cfg}, nil
 }
-
-// Scope returns the balance scope, defaults applied: its name, policy and
-// cost classes.
-func (s *Server) Scope() core.BalanceScope { return s.guard.Scope() }
 
 // Accept upgrades the request to a WebSocket connection of caller; an
 // exempt caller (an administrator, by the same predicate as the window
@@ -119,7 +106,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 	if err != nil {
 		return nil, fmt.Errorf("wslimit: accept: %w", err)
 	}
-	return &Conn{ws: ws, balance: s.guard, caller: caller, exempt: exempt}, nil
+	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt}, nil
 }
 
 // A Conn is one caller's WebSocket connection. Read from one goroutine at
@@ -127,7 +114,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 // and with each other.
 type Conn struct {
 	ws      *websocket.Conn
-	balance *core.BalanceGuard
+	balance *balance.Guard
 	caller  core.Caller
 	exempt  bool
 }
@@ -147,17 +134,17 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 }
 
 // Charge charges a message of the given cost to the caller's balance, as
-// [core.BalanceGuard.Charge] does (a cost of 0 charges nothing but still
+// [balance.Guard.Charge] does (a cost of 0 charges nothing but still
 // refuses a dropped caller; the scope's cost classes name the usual costs,
-// Server.Scope().Costs), and returns the decision: add "warning":"load" to the reply when d.Load
-// ([core.WarnJSON]). When the caller is dropped, Charge closes the
-// connection with code 1008 and reason "threshold exceeded" and returns
-// [ErrDropped]; the limiter logged the drop once, when the caller became
-// dropped (see [core.BalanceGuard.Charge]). A store failure
+// Guard.Config().Costs), and returns the decision: add "warning":"load" to
+// the reply when d.Load ([core.WarnJSON]). When the caller is dropped,
+// Charge closes the connection with code 1008 and reason "threshold
+// exceeded" and returns [ErrDropped]; the guard logged the drop once, when
+// the caller became dropped (see [balance.Guard.Charge]). A store failure
 // allows the message (fail open), unless the scope fails closed: Charge
 // then closes the connection with code 1013 ([CloseTryAgainLater]) and
 // returns [ErrFailedClosed].
-func (c *Conn) Charge(ctx context.Context, cost int64) (*core.BalanceDecision, error) {
+func (c *Conn) Charge(ctx context.Context, cost int64) (*balance.Decision, error) {
 	if c.exempt {
 		return c.balance.Exempt(ctx, c.caller), nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -50,22 +51,26 @@ func echoServer(t *testing.T, logs *syncBuffer) string {
 	return echoServerWith(t, logs, nil)
 }
 
-// echoServerWith is echoServer on a limiter whose config tweak changes,
-// if not nil.
-func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config)) string {
+// echoServerWith is echoServer on a limiter and a balance scope whose
+// configs tweak changes, if not nil.
+func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *balance.Config)) string {
 	t.Helper()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
 	cfg := core.Config{
-		Store:    memstore.New(memstore.Config{SweepInterval: -1}),
-		Now:      storetest.NewClock(storetest.Start).Now,
-		Logger:   slog.New(slog.NewTextHandler(logs, nil)),
-		Balances: []core.BalanceScope{{Name: "ws"}},
+		Store:  store,
+		Now:    storetest.NewClock(storetest.Start).Now,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	}
+	bcfg := balance.Config{Store: store, Scope: "ws"}
 	if tweak != nil {
-		tweak(&cfg)
+		tweak(&cfg, &bcfg)
 	}
 	lim, err := core.New(cfg)
 	require.NoError(t, err)
-	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ws"})
+	bcfg.Limiter = lim
+	guard, err := balance.New(bcfg)
+	require.NoError(t, err)
+	ws, err := wslimit.New(wslimit.Config{Guard: guard})
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
@@ -208,7 +213,7 @@ func TestExemptNeverDropped(t *testing.T) {
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	_, err := wslimit.New(wslimit.Config{})
-	assert.ErrorContains(t, err, "no Limiter")
+	assert.ErrorContains(t, err, "wslimit: no Guard: build one with balance.New")
 }
 
 // downStore keeps no balance: every call fails.
@@ -218,23 +223,27 @@ func (downStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
 	return storecall.Down(errors.New("store down")).Bind("", 0, nil)
 }
 
-func (downStore) Charge(context.Context, core.BalanceRequest) (core.BalanceResult, error) {
-	return core.BalanceResult{}, errors.New("store down")
+func (downStore) Charge(context.Context, balance.Request) (balance.Result, error) {
+	return balance.Result{}, errors.New("store down")
+}
+
+func (downStore) ResetBalance(context.Context, balance.Request) error {
+	return errors.New("store down")
 }
 
 func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	url := echoServerWith(t, &logs, func(c *core.Config) {
-		c.Store = downStore{}
-		c.FailClosedScopes = []string{"ws"}
+	url := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) {
+		c.Store, b.Store = downStore{}, downStore{}
+		b.FailClosed = true
 	})
 	c := dial(t, url, "alice")
 	_, err := send(t, c, "20")
 	assert.Equal(t, wslimit.CloseTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
 	assert.Contains(t, logs.String(), "fails closed")
 
-	open := echoServerWith(t, &logs, func(c *core.Config) { c.Store = downStore{} })
+	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} })
 	r, err := send(t, dial(t, open, "alice"), "20")
 	require.NoError(t, err, "a scope that fails open serves the message")
 	assert.Zero(t, r.Balance)

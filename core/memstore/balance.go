@@ -6,9 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/balance"
 	"github.com/ratescope/ratescope/core/internal/storekey"
+	"github.com/ratescope/ratescope/internal/decay"
 )
 
 // balanceKey names the balances of one balance scope. Window tells them
@@ -33,15 +34,15 @@ type balanceMap[K comparable] struct {
 
 type balanceShard[K comparable] struct {
 	mu        sync.Mutex
-	m         map[K]balance.State
+	m         map[K]decay.State
 	lastSweep int64
 	_         [16]byte
 }
 
-// Charge implements [core.BalanceStore]: the arithmetic of package
-// core/internal/balance, under the lock of the caller's shard. It never returns
+// Charge implements [balance.Store]: the arithmetic of package
+// internal/decay, under the lock of the caller's shard. It never returns
 // an error.
-func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.BalanceResult, error) {
+func (s *Store) Charge(_ context.Context, req balance.Request) (balance.Result, error) {
 	key := balanceKey{scope: req.Scope, window: req.Policy.Window}
 	var t *balanceTable
 	if v, ok := s.balances.Load(key); ok {
@@ -53,18 +54,18 @@ func (s *Store) Charge(_ context.Context, req core.BalanceRequest) (core.Balance
 	p := policy(req.Policy)
 	now := max(req.Now.UnixNano(), 0)
 	advance(&s.latestBalance, now)
-	var o balance.Outcome
+	var o decay.Outcome
 	if req.Caller.Kind() == core.User {
 		o = t.users.charge(s, storekey.User(req.Caller.User()), p, req.Cost, now)
 	} else {
 		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
 	}
-	return core.BalanceResult{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
+	return balance.Result{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
 }
 
 // policy converts a core policy to the arithmetic's units.
-func policy(p core.BalancePolicy) balance.Policy {
-	return balance.Policy{
+func policy(p balance.Policy) decay.Policy {
+	return decay.Policy{
 		Window: int64(p.Window / time.Second), Warn: p.Warn, WarnCost: p.WarnCost,
 		WarnEvery: int64(p.WarnEvery), Drop: p.Drop, DropCost: p.DropCost,
 	}
@@ -80,11 +81,11 @@ func newBalanceTable() *balanceTable {
 func (m *balanceMap[K]) init() {
 	m.seed = maphash.MakeSeed()
 	for i := range m.shards {
-		m.shards[i].m = make(map[K]balance.State)
+		m.shards[i].m = make(map[K]decay.State)
 	}
 }
 
-func (m *balanceMap[K]) charge(s *Store, k K, p balance.Policy, cost, now int64) balance.Outcome {
+func (m *balanceMap[K]) charge(s *Store, k K, p decay.Policy, cost, now int64) decay.Outcome {
 	sh := &m.shards[maphash.Comparable(m.seed, k)%shardCount]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -103,8 +104,8 @@ func (m *balanceMap[K]) charge(s *Store, k K, p balance.Policy, cost, now int64)
 // and an arbitrary one only when every caller of the shard is warned or
 // dropped: a flood of new callers must not set a dropped caller free while
 // one with less at stake is left.
-func (sh *balanceShard[K]) makeRoom(s *Store, p balance.Policy, now int64) {
-	if now-sh.lastSweep >= balance.Second {
+func (sh *balanceShard[K]) makeRoom(s *Store, p decay.Policy, now int64) {
+	if now-sh.lastSweep >= decay.Second {
 		sh.lastSweep = now
 		if sh.sweep(p.Window, now) > 0 {
 			return
@@ -130,13 +131,13 @@ func (sh *balanceShard[K]) makeRoom(s *Store, p balance.Policy, now int64) {
 func (sh *balanceShard[K]) sweep(window, now int64) int {
 	n := 0
 	for k, st := range sh.m {
-		if now-st.Last >= balance.Forget(window) {
+		if now-st.Last >= decay.Forget(window) {
 			delete(sh.m, k)
 			n++
 		}
 	}
 	if n > 0 && len(sh.m) == 0 {
-		sh.m = make(map[K]balance.State)
+		sh.m = make(map[K]decay.State)
 	}
 	return n
 }
@@ -185,4 +186,4 @@ func (s *Store) lenBalances() int {
 	return n
 }
 
-var _ core.BalanceStore = (*Store)(nil)
+var _ balance.Store = (*Store)(nil)

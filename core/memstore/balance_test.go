@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
 )
 
-func charge(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) core.BalanceResult {
-	res, err := s.Charge(context.Background(), core.BalanceRequest{Scope: "ws", Caller: c, Policy: core.DefaultBalancePolicy(), Cost: 20, Now: now})
+func charge(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) balance.Result {
+	res, err := s.Charge(context.Background(), balance.Request{Scope: "ws", Caller: c, Policy: balance.DefaultPolicy(), Cost: 20, Now: now})
 	require.NoError(t, err)
 	return res
 }
@@ -59,9 +60,9 @@ func TestBalancesFloodKeepsDropped(t *testing.T) {
 	s := memstore.New(memstore.Config{MaxEntries: 640, SweepInterval: -1})
 	defer s.Close()
 	ctx := context.Background()
-	p := core.DefaultBalancePolicy()
-	heavy := func(c core.Caller) core.BalanceResult {
-		res, err := s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: c, Policy: p, Cost: 32 * p.Drop, Now: storetest.Start})
+	p := balance.DefaultPolicy()
+	heavy := func(c core.Caller) balance.Result {
+		res, err := s.Charge(ctx, balance.Request{Scope: "ws", Caller: c, Policy: p, Cost: 32 * p.Drop, Now: storetest.Start})
 		require.NoError(t, err)
 		return res
 	}

@@ -46,7 +46,7 @@
 // by the decisions in progress at one moment, never by more. A mark costs a
 // map slot of its own (the key and 8 bytes) while it lasts.
 //
-// Balances ([core.BalanceStore]) are kept apart, one 24-byte state per
+// Balances ([balance.Store]) are kept apart, one 24-byte state per
 // caller and balance scope in sharded maps, each balance scope and kind of
 // caller bounded by Config.MaxEntries on its own (balance scopes are few); the sweep drops a balance 4*Window+1 s after its
 // last step, when it reads zero, and a full shard evicts a balance below

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
+	"github.com/ratescope/ratescope/balance/balancetest"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -194,7 +196,7 @@ func BenchmarkMemoryPerCaller(b *testing.B) {
 
 func TestBalanceConformance(t *testing.T) {
 	t.Parallel()
-	storetest.RunBalance(t, func(t *testing.T) core.BalanceStore {
+	balancetest.Run(t, func(t *testing.T) balance.Store {
 		s := memstore.New(memstore.Config{})
 		t.Cleanup(func() { s.Close() })
 		return s

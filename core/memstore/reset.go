@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/storekey"
 )
@@ -36,10 +37,10 @@ func (t *genericTable[K, T, W]) reset(key core.Key) {
 	}
 }
 
-// ResetBalance implements [core.BalanceResetStore]: it drops the caller's
+// ResetBalance implements [balance.Store]: it drops the caller's
 // balance in req.Scope, whatever the window (req.Policy is not needed),
 // under the lock of the caller's shard. It never returns an error.
-func (s *Store) ResetBalance(_ context.Context, req core.BalanceRequest) error {
+func (s *Store) ResetBalance(_ context.Context, req balance.Request) error {
 	s.balances.Range(func(k, v any) bool {
 		if k.(balanceKey).scope != req.Scope {
 			return true
@@ -62,4 +63,4 @@ func (m *balanceMap[K]) reset(k K) {
 	sh.mu.Unlock()
 }
 
-var _ core.BalanceResetStore = (*Store)(nil)
+var _ balance.Store = (*Store)(nil)

@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
-// Charge implements [core.BalanceStore] with one EVALSHA command, sent as
+// Charge implements [balance.Store] with one EVALSHA command, sent as
 // Take's are (batched with concurrent decisions, through the same circuit
 // breaker and Timeout), so that it fails in the same ways: [ErrUnavailable]
 // while the breaker is open, a wrapped Redis or context error otherwise.
@@ -27,18 +28,18 @@ import (
 // the same hash tag and a Redis Cluster keeps it on the same master; it
 // expires 4*Window+1 s after the balance's last step, when the balance
 // would be zero anyway.
-func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.BalanceResult, error) {
+func (s *Store) Charge(ctx context.Context, req balance.Request) (balance.Result, error) {
 	if err := checkBalanceRequest(&req); err != nil {
-		return core.BalanceResult{}, err
+		return balance.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
+		return balance.Result{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
 	now := s.scriptNow(req.Now)
 	key := balanceKey(s.prefix, &req)
 	nd := s.nodes.forKey(ctx, key)
 	if err := s.admit(nd); err != nil {
-		return core.BalanceResult{}, err
+		return balance.Result{}, err
 	}
 	var out [5]int64
 	k, err := s.run(ctx, nd, newBalanceCall(key, now, &req), out[:])
@@ -46,13 +47,13 @@ func (s *Store) Charge(ctx context.Context, req core.BalanceRequest) (core.Balan
 		err = fmt.Errorf("script returned %d values, want %d", k, len(out))
 	}
 	if err != nil {
-		return core.BalanceResult{}, fmt.Errorf("redisstore: charge: %w", err)
+		return balance.Result{}, fmt.Errorf("redisstore: charge: %w", err)
 	}
-	return core.BalanceResult{Dropped: out[0] == 1, Warned: out[1] == 1, WarnCharged: out[2] == 1, Before: out[3], Balance: out[4]}, nil
+	return balance.Result{Dropped: out[0] == 1, Warned: out[1] == 1, WarnCharged: out[2] == 1, Before: out[3], Balance: out[4]}, nil
 }
 
 // balanceKey returns the key of req's balance: see [Store.Charge].
-func balanceKey(prefix string, req *core.BalanceRequest) string {
+func balanceKey(prefix string, req *balance.Request) string {
 	var buf [128]byte
 	b := append(buf[:0], prefix...)
 	b = appendEscaped(b, req.Scope)
@@ -75,7 +76,7 @@ func appendBalanceID(b []byte, caller core.Caller) []byte {
 }
 
 // newBalanceCall returns a call from callPool for the balance script on key.
-func newBalanceCall(key string, now int64, req *core.BalanceRequest) *call {
+func newBalanceCall(key string, now int64, req *balance.Request) *call {
 	c := callPool.Get().(*call)
 	c.key, c.lua = key, balanceLua
 	p := &req.Policy
@@ -93,7 +94,7 @@ var errBalanceRequest = errors.New("redisstore: balance request needs a cost of 
 
 // checkBalanceRequest rejects what the script cannot count; no
 // core.Limiter builds such a request.
-func checkBalanceRequest(req *core.BalanceRequest) error {
+func checkBalanceRequest(req *balance.Request) error {
 	w := req.Policy.Window
 	if req.Cost < 0 || w < time.Second || w%time.Second != 0 {
 		return errBalanceRequest
@@ -101,4 +102,4 @@ func checkBalanceRequest(req *core.BalanceRequest) error {
 	return nil
 }
 
-var _ core.BalanceStore = (*Store)(nil)
+var _ balance.Store = (*Store)(nil)

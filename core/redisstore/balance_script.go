@@ -3,9 +3,9 @@ package redisstore
 import "github.com/redis/go-redis/v9"
 
 // balanceScript charges one request to a caller's decaying balance in one
-// round trip. It is the arithmetic of package core/internal/balance, with time
+// round trip. It is the arithmetic of package internal/decay, with time
 // in integer microseconds, and must stay in step with it (the conformance
-// cases of storetest.RunBalance check both).
+// cases of balancetest.Run check both).
 //
 // KEYS[1] is the caller's balance key. Its value packs, little-endian, three
 // doubles: the sum, the time of its last whole-second step and the time of

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -41,7 +42,7 @@ func TestBalanceKeys(t *testing.T) {
 			addHook(client, hook)
 			prefix := uniquePrefix()
 			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
-			policy := core.DefaultBalancePolicy()
+			policy := balance.DefaultPolicy()
 			callers := []core.Caller{anon("192.0.2.7"), core.UserCaller("bob"), core.UserCaller("{x}%")}
 			// A first charge starts the balance's steps: its key lives
 			// 129 s, 4*32 s and one more, after which the balance is 0.
@@ -49,10 +50,10 @@ func TestBalanceKeys(t *testing.T) {
 			for _, who := range callers {
 				// The first charge on a master may find the script missing
 				// and send it with EVAL: count the second.
-				_, err := s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
+				_, err := s.Charge(ctx, balance.Request{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
 				require.NoError(t, err)
 				scripts, trips := hook.scripts.Load(), hook.trips.Load()
-				_, err = s.Charge(ctx, core.BalanceRequest{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
+				_, err = s.Charge(ctx, balance.Request{Scope: "ws", Caller: who, Policy: policy, Cost: 20, Now: now})
 				require.NoError(t, err)
 				assert.Equal(t, int64(1), hook.scripts.Load()-scripts, "one script command per charge")
 				assert.Equal(t, int64(1), hook.trips.Load()-trips, "one round trip per charge")
@@ -89,7 +90,7 @@ func TestBalanceNoScript(t *testing.T) {
 	for _, maxBatch := range []int{64, 1} {
 		client := newClient(t, srv.Addr)
 		s := newStore(t, redisstore.Config{Client: client, MaxBatch: maxBatch})
-		req := core.BalanceRequest{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.UserCaller("ann"), Policy: core.DefaultBalancePolicy(), Cost: 32 * 10, Now: storetest.Start}
+		req := balance.Request{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.UserCaller("ann"), Policy: balance.DefaultPolicy(), Cost: 32 * 10, Now: storetest.Start}
 		_, err := s.Charge(ctx, req)
 		require.NoError(t, err)
 		require.NoError(t, client.ScriptFlush(ctx).Err())
@@ -104,7 +105,7 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client, Timeout: 200 * time.Millisecond, BreakerFailures: 2, BreakerBackoff: time.Hour})
-	req := core.BalanceRequest{Scope: "down", Caller: core.UserCaller("ann"), Policy: core.DefaultBalancePolicy(), Cost: 20, Now: storetest.Start}
+	req := balance.Request{Scope: "down", Caller: core.UserCaller("ann"), Policy: balance.DefaultPolicy(), Cost: 20, Now: storetest.Start}
 	_, err := s.Charge(context.Background(), req)
 	require.NoError(t, err)
 	require.NoError(t, srv.Stop())
@@ -121,9 +122,9 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 func TestBalanceBadRequest(t *testing.T) {
 	t.Parallel()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
-	for _, req := range []core.BalanceRequest{
-		{Scope: "bad", Cost: -1, Policy: core.DefaultBalancePolicy()},
-		{Scope: "bad", Cost: 1, Policy: core.BalancePolicy{Window: 1500 * time.Millisecond}},
+	for _, req := range []balance.Request{
+		{Scope: "bad", Cost: -1, Policy: balance.DefaultPolicy()},
+		{Scope: "bad", Cost: 1, Policy: balance.Policy{Window: 1500 * time.Millisecond}},
 	} {
 		_, err := s.Charge(context.Background(), req)
 		assert.Error(t, err)
@@ -143,9 +144,9 @@ func BenchmarkCharge(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := newStore(b, redisstore.Config{Client: bc.client(b)})
-			policy := core.DefaultBalancePolicy()
+			policy := balance.DefaultPolicy()
 			policy.Warn, policy.Drop = core.MaxLimit, core.MaxLimit
-			req := core.BalanceRequest{Scope: "bench-charge", Caller: anon("192.0.2.1"), Policy: policy, Cost: 0, Now: storetest.Start}
+			req := balance.Request{Scope: "bench-charge", Caller: anon("192.0.2.1"), Policy: policy, Cost: 0, Now: storetest.Start}
 			var wg sync.WaitGroup
 			for range 32 {
 				wg.Go(func() { _, _ = s.Charge(context.Background(), req) })
@@ -175,7 +176,7 @@ func TestBalanceServerClock(t *testing.T) {
 	t.Parallel()
 	s := newServerClockStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	ctx := context.Background()
-	req := core.BalanceRequest{Scope: "server-clock", Caller: core.UserCaller("alice"), Policy: core.DefaultBalancePolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
+	req := balance.Request{Scope: "server-clock", Caller: core.UserCaller("alice"), Policy: balance.DefaultPolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
 	res, err := s.Charge(ctx, req)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000), res.Balance, "no decay between the charge and its reading")

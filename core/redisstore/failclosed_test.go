@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -232,15 +233,14 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 		Logger:          slog.New(slog.DiscardHandler),
 	})
 	lim, err := core.New(core.Config{
-		Store:    s,
-		Balances: []core.BalanceScope{{Name: "rpc", FailClosed: true}, {Name: "ws"}},
-		Now:      clock.Now,
-		Logger:   slog.New(slog.DiscardHandler),
+		Store:  s,
+		Now:    clock.Now,
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	rpc, err := lim.BalanceGuard("rpc")
+	rpc, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "rpc", FailClosed: true})
 	require.NoError(t, err)
-	ws, err := lim.BalanceGuard("ws")
+	ws, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "ws"})
 	require.NoError(t, err)
 	caller := anon("192.0.2.30")
 	const cost = 320 // 10 of balance in the default 32 s window
@@ -260,7 +260,7 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 	})
 	const burst = 20
 	var wg sync.WaitGroup
-	decisions := make([]*core.BalanceDecision, burst)
+	decisions := make([]*balance.Decision, burst)
 	for i := range burst {
 		wg.Go(func() { decisions[i] = rpc.Charge(ctx, caller, cost) })
 	}
@@ -302,7 +302,7 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 
 	require.NoError(t, srv.Resume())
 	resumed = true
-	var d *core.BalanceDecision
+	var d *balance.Decision
 	require.Eventually(t, func() bool {
 		clock.Advance(backoff)
 		d = rpc.Charge(ctx, caller, cost)

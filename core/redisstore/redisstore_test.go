@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
+	"github.com/ratescope/ratescope/balance/balancetest"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -162,7 +164,7 @@ func TestConformance(t *testing.T) {
 			})
 			if tc.balances {
 				t.Run("balances", func(t *testing.T) {
-					storetest.RunBalance(t, func(t *testing.T) core.BalanceStore { return newStore(t, cfg) })
+					balancetest.Run(t, func(t *testing.T) balance.Store { return newStore(t, cfg) })
 				})
 			}
 		})

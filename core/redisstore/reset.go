@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 )
 
@@ -39,11 +40,11 @@ func (c *counter) Reset(ctx context.Context, k core.Key, _ time.Time) error {
 	return nil
 }
 
-// ResetBalance implements [core.BalanceResetStore] with one DEL of the
+// ResetBalance implements [balance.Store] with one DEL of the
 // caller's balance key (see [Store.Charge]), which depends on the window
 // of req.Policy. As for [Store.Reset], the command is not batched, and a
 // Charge is run wholly before or after it.
-func (s *Store) ResetBalance(ctx context.Context, req core.BalanceRequest) error {
+func (s *Store) ResetBalance(ctx context.Context, req balance.Request) error {
 	if err := checkBalanceRequest(&req); err != nil {
 		return err
 	}
@@ -67,4 +68,4 @@ func (d *denials) forgetKey(key string) {
 	}
 }
 
-var _ core.BalanceResetStore = (*Store)(nil)
+var _ balance.Store = (*Store)(nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -78,7 +79,7 @@ func TestResetErrors(t *testing.T) {
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	ctx := context.Background()
 	assert.Error(t, storecall.Reset(ctx, s, storecall.Request{Scope: "reset", Caller: anon("192.0.2.81")}), "no limits")
-	assert.Error(t, s.ResetBalance(ctx, core.BalanceRequest{Scope: "reset", Caller: anon("192.0.2.81")}), "no window")
+	assert.Error(t, s.ResetBalance(ctx, balance.Request{Scope: "reset", Caller: anon("192.0.2.81")}), "no window")
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	err := storecall.Reset(canceled, s, storecall.Request{Scope: "reset", Caller: anon("192.0.2.81"), Limits: []core.Rate{core.PerMinute(1)}})

@@ -19,8 +19,8 @@
 // no store failure. The give-back checks run too, within Run: the cost
 // freed on every limit, never more than was counted, never another
 // caller's, nothing once the window moved on, and exact under concurrent
-// takes and give-backs. A store that keeps decaying balances
-// ([core.BalanceStore]) also runs [RunBalance].
+// takes and give-backs. A store of package balance runs
+// balance/balancetest.Run too.
 package storetest
 
 import (

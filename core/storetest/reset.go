@@ -13,9 +13,7 @@ import (
 	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
-// runReset runs the cases of a reset and, if the store keeps balances, of
-// a balance's reset ([core.BalanceResetStore]), an optional ability (a
-// store's own test asserts that it has it).
+// runReset runs the cases of a reset, on counters the store was bound to.
 func runReset(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string
@@ -31,19 +29,6 @@ func runReset(t *testing.T, newStore func(t *testing.T) core.Store) {
 			tc.fn(t, newStore(t))
 		})
 	}
-	t.Run("Reset/Balance", func(t *testing.T) {
-		t.Parallel()
-		s := newStore(t)
-		bs, ok := s.(interface {
-			core.BalanceStore
-			core.BalanceResetStore
-		})
-		if !ok {
-			t.Logf("%T has no ResetBalance (core.BalanceResetStore): not run", s)
-			return
-		}
-		testResetBalance(t, bs, bs)
-	})
 }
 
 // resetCaller is a caller whose counts a test takes and resets.
@@ -160,64 +145,4 @@ func testResetConcurrent(t *testing.T, s core.Store) {
 	assert.Equal(t, []int64{limit - workers*each - 1}, other.remaining(), "every request of the other caller counted")
 	reset.reset()
 	assert.Equal(t, []int64{limit - 1}, reset.remaining())
-}
-
-func testResetBalance(t *testing.T, s core.BalanceStore, r core.BalanceResetStore) {
-	p := noThresholds
-	p.Drop = 15000
-	dropped := newBalanceCaller(t, s, p)
-	other := *dropped
-	other.who = anon("192.0.2.2")
-	user := *dropped
-	user.who = core.UserCaller("192.0.2.1")
-	reset := func(c *balanceCaller) {
-		t.Helper()
-		require.NoError(t, r.ResetBalance(context.Background(), core.BalanceRequest{Scope: c.scope, Caller: c.who, Policy: c.policy, Now: c.now}))
-	}
-
-	require.Equal(t, int64(15000), dropped.charge(480000).Balance)
-	require.True(t, dropped.charge(20).Dropped)
-	require.Equal(t, int64(7500), other.charge(240000).Balance)
-	require.Equal(t, int64(5000), user.charge(160000).Balance)
-
-	reset(dropped)
-	res := dropped.charge(20)
-	assert.False(t, res.Dropped)
-	assert.Zero(t, res.Before, "the balance is gone")
-	assert.Equal(t, int64(0), res.Balance, "20 over a 32 s window rounds to 0")
-	assert.Equal(t, int64(7500), other.charge(0).Balance, "another caller keeps its balance")
-	assert.Equal(t, int64(5000), user.charge(0).Balance, "the other kind keeps its balance")
-
-	reset(&user)
-	assert.Zero(t, user.charge(0).Balance)
-	nobody := *dropped
-	nobody.who = core.UserCaller("nobody")
-	reset(&nobody)
-	assert.Zero(t, nobody.charge(0).Balance)
-
-	// Resets concurrent with charges, of the caller reset and of another,
-	// whose every charge counts.
-	busy := *dropped
-	busy.who = anon("192.0.2.3")
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for range 25 {
-				for _, c := range []*balanceCaller{dropped, &busy} {
-					_, err := s.Charge(ctx, core.BalanceRequest{Scope: c.scope, Caller: c.who, Policy: c.policy, Cost: 32, Now: c.now})
-					assert.NoError(t, err)
-				}
-			}
-		})
-	}
-	wg.Go(func() {
-		for range 25 {
-			assert.NoError(t, r.ResetBalance(ctx, core.BalanceRequest{Scope: dropped.scope, Caller: dropped.who, Policy: dropped.policy, Now: dropped.now}))
-		}
-	})
-	wg.Wait()
-	assert.Equal(t, int64(100), busy.charge(0).Balance, "100 charges of 32 over a 32 s window")
-	reset(dropped)
-	assert.Zero(t, dropped.charge(0).Balance)
 }

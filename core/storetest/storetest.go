@@ -37,8 +37,7 @@ func uniqueScope(t *testing.T) string {
 // since every subtest uses scopes of its own. Every case runs on counters
 // the store was bound to, as a Limiter binds it: the counting, the
 // give-back and the reset (one caller freed and no other, a caller without
-// counts, limits of another width, resets concurrent with requests), and a
-// balance's reset for a store that keeps balances.
+// counts, limits of another width, resets concurrent with requests).
 func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 	for _, tc := range []struct {
 		name string

@@ -297,6 +297,9 @@ func TestInvalidArguments(t *testing.T) {
 		{name: "bad proxies", args: []string{"-num-proxies", "-1"}, want: "-num-proxies"},
 		{name: "negative warn", args: []string{"-warn", "-5"}, want: "Warn -5"},
 		{name: "bad drop", args: []string{"-drop", "many"}, want: "-drop"},
+		// A warning above the drop would drop callers never warned: it
+		// started silently before issue 34.
+		{name: "warn above drop", args: []string{"-warn", "20000", "-drop", "100"}, want: "-warn 20000, -drop 100: balance: invalid config: Warn 20000 is above Drop 100"},
 		{name: "bad trusted proxies", args: []string{"-trusted-proxies", "10.0.0.0/8,nope"}, want: `"nope"`},
 		{name: "bad export cost", args: []string{"-export-cost", "0"}, want: "-export-cost"},
 	}

@@ -75,7 +75,9 @@
 // /ws and /rpc share one decaying balance per caller, the XRP Ledger
 // server's model: ping and server_info cost 20, ledger and account_tx 400,
 // path_find and ripple_path_find 3000, any other command 100; -warn and
-// -drop override the thresholds (5000 and 15000), and every drop is logged
+// -drop override the thresholds (5000 and 15000; a -warn above the drop
+// threshold is a usage error, and a -drop below 5000 alone warns at the
+// drop), and every drop is logged
 // once, when the caller becomes dropped: "Consumer entry CALLER dropped
 // with balance N at or above drop threshold T".
 //

@@ -41,7 +41,7 @@
 // the Skipper, and trusted proxies against direct forged requests; and
 // the header policy (core.Config.Headers: the fields on every response, on
 // refusals only, or none, with Retry-After on a 429 always).
-// [RunBalance] is the suite of the balance middleware (NewBalance). What
+// What
 // only one framework has (the errors of New) is tested in the adapter's own
 // package.
 package adaptertest

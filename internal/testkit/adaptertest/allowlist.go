@@ -4,9 +4,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,35 +125,6 @@ func testDenyProblem(t *testing.T, build builder) {
 	assert.JSONEq(t, `{"type":"about:blank","title":"Service Unavailable","status":503,
 		"detail":"Service unavailable: the rate limits cannot be checked. Expected available in 1 seconds.","retry_after":1}`, w.Body.String())
 	assert.Zero(t, f.served())
-}
-
-func testBalanceExemptNetworks(t *testing.T, build balanceBuilder) {
-	// The suite's requests come from 192.0.2.1.
-	a := newBalanceAppWith(t, build, nil, func(c *core.Config) {
-		c.ExemptNetworks = core.Networks{netip.MustParsePrefix("192.0.2.0/24")}
-	}, BalanceOptions{Cost: costFromHeader})
-	for i := range 20 {
-		w := a.post("", 3000)
-		require.Equal(t, http.StatusOK, w.Code, "request %d is never dropped", i+1)
-		d := a.last()
-		assert.Equal(t, core.OutcomeExempt, d.Outcome)
-		assert.Zero(t, d.Balance)
-	}
-	for range 20 {
-		require.Equal(t, http.StatusOK, a.post("alice", 3000).Code, "signed in from the exempt network")
-	}
-}
-
-func testBalanceFailClosed(t *testing.T, build balanceBuilder) {
-	a := newBalanceAppWith(t, build, failingBalances{}, func(c *core.Config) {
-		c.FailClosedScopes = []string{"rpc"}
-	}, BalanceOptions{Cost: costFromHeader})
-	for range 3 {
-		w := a.post("alice", 20)
-		require.Equal(t, http.StatusServiceUnavailable, w.Code)
-		assert.Equal(t, strconv.Itoa(int(core.DefaultStoreRetryAfter/time.Second)), w.Header().Get("Retry-After"))
-	}
-	assert.Zero(t, a.served(), "the handler never runs")
 }
 
 // mediaType returns the media type of a Content-Type value, without its

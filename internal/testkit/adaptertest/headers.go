@@ -2,7 +2,6 @@ package adaptertest
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
-	"github.com/ratescope/ratescope/core/storetest"
 )
 
 // rateLimitFields are the fields a header policy ([core.HeaderMode])
@@ -65,43 +62,6 @@ func testHeaderModes(t *testing.T, build builder) {
 				assert.Contains(t, w.Header().Get(core.HeaderRateLimit), `"api.anon.min";r=0;t=60`)
 			}
 			assert.Equal(t, 3, a.served(), "the refused request never reaches the handler")
-		})
-	}
-}
-
-// testBalanceHeaderModes charges a caller past the warning threshold under
-// each header policy: the warning field is on the served response under
-// "all" only, while the decision's Load is the same.
-func testBalanceHeaderModes(t *testing.T, build balanceBuilder) {
-	for _, tc := range []struct {
-		mode    core.HeaderMode
-		warning bool
-	}{
-		{mode: core.HeadersAll, warning: true},
-		{mode: core.HeadersRefused},
-		{mode: core.HeadersNone},
-	} {
-		t.Run(tc.mode.String(), func(t *testing.T) {
-			t.Parallel()
-			ms := memstore.New(memstore.Config{SweepInterval: -1})
-			t.Cleanup(func() { _ = ms.Close() })
-			lim, err := core.New(core.Config{
-				Store:      ms,
-				NumProxies: core.Proxies(0),
-				Now:        storetest.NewClock(storetest.Start).Now,
-				Logger:     slog.New(slog.DiscardHandler),
-				Balances:   []core.BalanceScope{{Name: "rpc"}},
-				Headers:    tc.mode,
-			})
-			require.NoError(t, err)
-			a := &balanceApp{t: t}
-			a.h = build(t, BalanceOptions{Limiter: lim, Scope: "rpc", Cost: costFromHeader, Handler: a.handle})
-			// rippled's policy warns at a balance of 5000: a cost of
-			// 5000*32 in one request reaches it.
-			w := a.post("alice", 5000*32)
-			require.Equal(t, http.StatusOK, w.Code)
-			require.True(t, a.last().Load, "the caller is warned")
-			assert.Equal(t, tc.warning, w.Header().Get(core.HeaderWarning) == core.LoadWarning, "%v", w.Header())
 		})
 	}
 }

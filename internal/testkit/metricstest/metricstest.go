@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
@@ -43,9 +44,11 @@ func (DownStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
 // with the Observe hook given to [New].
 type Limiters struct {
 	// Limiter counts in Store, on a fake clock: scope api (2/min for
-	// anonymous callers, 5/min for users), scope new (1/min, shadow) and
-	// the balance scope ws (warn at 100, drop at 150).
+	// anonymous callers, 5/min for users) and scope new (1/min, shadow).
 	Limiter *core.Limiter
+	// WS charges the balance scope ws in Store (warn at 100, drop at
+	// 150), observed through Limiter.
+	WS *balance.Guard
 	// Store is Limiter's memory store.
 	Store *memstore.Store
 	// Down fails open: its store is a [DownStore].
@@ -63,7 +66,7 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 	clock := storetest.NewClock(storetest.Start)
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := core.DefaultBalancePolicy()
+	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	discard := slog.New(slog.DiscardHandler)
 	lim, err := core.New(core.Config{
@@ -72,18 +75,19 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
 			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 		},
-		Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: policy}},
 		NumProxies: core.Proxies(0),
 		Now:        clock.Now,
 		Logger:     discard,
 		Observe:    observe,
 	})
 	require.NoError(t, err)
+	ws, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
+	require.NoError(t, err)
 	down, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), FailClosedScopes: []string{"api"}, Logger: discard, Observe: observe})
 	require.NoError(t, err)
-	return Limiters{Limiter: lim, Store: store, Down: down, Closed: closed}
+	return Limiters{Limiter: lim, WS: ws, Store: store, Down: down, Closed: closed}
 }
 
 // Decide makes the decisions that [Counts] counts: in api, 2 anonymous
@@ -116,12 +120,10 @@ func (l Limiters) Decide(t testing.TB) {
 	require.NoError(t, err)
 	_, err = l.Limiter.AllowN(ctx, "api", core.UserCaller("bob"), 3)
 	require.NoError(t, err)
-	ws, err := l.Limiter.BalanceGuard("ws")
-	require.NoError(t, err)
-	ws.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
-	ws.Charge(ctx, anon, 20)     // dropped
+	l.WS.Charge(ctx, anon, 32*150) // at the drop threshold: allowed
+	l.WS.Charge(ctx, anon, 20)     // dropped
 	require.NoError(t, l.Limiter.Reset(ctx, "api", anon))
-	require.NoError(t, l.Limiter.Reset(ctx, "ws", anon))
+	require.NoError(t, l.WS.Reset(ctx, anon))
 }
 
 // check decides a request by caller with g, as a middleware does.

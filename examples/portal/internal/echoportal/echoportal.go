@@ -77,20 +77,12 @@ func New(a *portal.App) (http.Handler, error) {
 		return c.JSON(status, body)
 	}, limitLogin)
 	e.GET("/debug/searches", func(c echo.Context) error { return c.JSON(http.StatusOK, a.Searches()) })
-	limitRPC, err := echolimit.NewBalance(echolimit.BalanceConfig{
-		Limiter: a.Limiter,
-		Scope:   portal.ScopeLedger,
-		Cost:    func(c echo.Context) int64 { return a.RPCCost(c.Request()) },
-		User:    user,
-		Exempt:  cfg.Exempt,
-	})
-	if err != nil {
-		return nil, err
-	}
 	e.POST("/rpc", func(c echo.Context) error {
-		d, _ := echolimit.BalanceDecision(c)
-		return c.JSON(http.StatusOK, portal.RPCReply(d.Load))
-	}, limitRPC)
+		if d, ok := a.ChargeRPC(c.Response(), c.Request(), user(c)); ok {
+			return c.JSON(http.StatusOK, portal.RPCReply(d.Load))
+		}
+		return nil
+	})
 	e.GET("/ws", func(c echo.Context) error {
 		a.ServeWS(c.Response(), c.Request(), user(c))
 		return nil

@@ -79,19 +79,10 @@ func New(a *portal.App) (http.Handler, error) {
 		c.JSON(status, body)
 	})
 	r.GET("/debug/searches", func(c *gin.Context) { c.JSON(http.StatusOK, a.Searches()) })
-	limitRPC, err := ginlimit.NewBalance(ginlimit.BalanceConfig{
-		Limiter: a.Limiter,
-		Scope:   portal.ScopeLedger,
-		Cost:    func(c *gin.Context) int64 { return a.RPCCost(c.Request) },
-		User:    cfg.User,
-		Exempt:  cfg.Exempt,
-	})
-	if err != nil {
-		return nil, err
-	}
-	r.POST("/rpc", limitRPC, func(c *gin.Context) {
-		d, _ := ginlimit.BalanceDecision(c)
-		c.JSON(http.StatusOK, portal.RPCReply(d.Load))
+	r.POST("/rpc", func(c *gin.Context) {
+		if d, ok := a.ChargeRPC(c.Writer, c.Request, c.GetString(portal.UserKey)); ok {
+			c.JSON(http.StatusOK, portal.RPCReply(d.Load))
+		}
 	})
 	r.GET("/ws", func(c *gin.Context) { a.ServeWS(c.Writer, c.Request, c.GetString(portal.UserKey)) })
 	return r, nil

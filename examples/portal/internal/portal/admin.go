@@ -37,7 +37,7 @@ func (a *App) adminTokenOK(got string) bool {
 
 // ResetLimits serves DELETE /admin/limits/SCOPE?caller=ADDRESS or
 // ?user=NAME, scope being the route's SCOPE: it clears that caller's counts
-// in scope (core.Limiter.Reset) and answers 204. The answers, in the order
+// in scope ([App.Reset]) and answers 204. The answers, in the order
 // they are checked: 403 without the header X-Admin-Token equal to
 // -admin-token (compared in constant time), changing nothing; 400 for
 // neither or both of caller and user, an empty user or an address that is
@@ -68,7 +68,7 @@ func (a *App) ResetLimits(w http.ResponseWriter, r *http.Request, scope string) 
 		writeJSON(w, http.StatusBadRequest, AdminError{Error: "user: want a user name"})
 		return
 	}
-	err := a.Limiter.Reset(r.Context(), scope, caller)
+	err := a.Reset(r.Context(), scope, caller)
 	switch {
 	case errors.Is(err, core.ErrUnknownScope):
 		writeJSON(w, http.StatusNotFound, AdminError{Error: fmt.Sprintf("unknown scope %q", scope)})

@@ -2,10 +2,13 @@ package portal
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/wslimit"
 )
@@ -17,37 +20,95 @@ const ScopeLedger = "ledger"
 // maxRPCBody is the most bytes of a JSON-RPC body read to find its method.
 const maxRPCBody = 1 << 20
 
-// ledgerScope returns the balance scope of the ledger APIs: rippled's
-// figures, with the thresholds of -warn and -drop when set.
-func ledgerScope(o Options) core.BalanceScope {
-	s := core.BalanceScope{Name: ScopeLedger, BalancePolicy: core.DefaultBalancePolicy()}
-	if o.Warn != 0 {
-		s.Warn = o.Warn
-	}
+// ledgerConfig returns the balance scope of the ledger APIs, in store:
+// rippled's figures, with the thresholds of -warn and -drop when set (a
+// -drop below the default warning, without -warn, warns at the drop), and
+// failing closed if -fail-closed names it. A -warn above the drop
+// threshold is left for balance.New to refuse.
+func ledgerConfig(o Options, lim *core.Limiter, store balance.Store) balance.Config {
+	cfg := balance.DefaultConfig()
+	cfg.Limiter, cfg.Store, cfg.Scope = lim, store, ScopeLedger
 	if o.Drop != 0 {
-		s.Drop = o.Drop
+		cfg.Policy.Drop = o.Drop
 	}
-	return s
+	switch {
+	case o.Warn != 0:
+		cfg.Policy.Warn = o.Warn
+	case cfg.Policy.Drop < cfg.Policy.Warn:
+		// -drop alone below the default warning: warned at the drop, so
+		// that no caller is dropped without a warning.
+		cfg.Policy.Warn = cfg.Policy.Drop
+	}
+	cfg.FailClosed = slices.Contains(o.FailClosed, ScopeLedger)
+	return cfg
+}
+
+// windowScopes returns the scopes of -fail-closed that are the limiter's:
+// all but the balance scope.
+func windowScopes(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ScopeLedger })
 }
 
 // ledger is the part of the App that serves /ws and /rpc.
 type ledger struct {
+	guard *balance.Guard
 	ws    *wslimit.Server
-	costs core.CostClasses
+	costs balance.Costs
 }
 
-func (a *App) initLedger() error {
-	ws, err := wslimit.New(wslimit.Config{Limiter: a.Limiter, Scope: ScopeLedger})
+// initLedger builds the balance scope of /ws and /rpc; a bad -warn or
+// -drop is a usage error that names them.
+func (a *App) initLedger(o Options, store balance.Store) error {
+	cfg := ledgerConfig(o, a.Limiter, store)
+	guard, err := balance.New(cfg)
+	if err != nil {
+		return usage("-warn %d, -drop %d: %w", cfg.Policy.Warn, cfg.Policy.Drop, err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Guard: guard})
 	if err != nil {
 		return err
 	}
-	a.ledger = ledger{ws: ws, costs: ws.Scope().Costs}
+	a.ledger = ledger{guard: guard, ws: ws, costs: guard.Config().Costs}
 	return nil
 }
 
-// Ledger returns the balance scope that /ws and /rpc charge, defaults
-// applied.
-func (a *App) Ledger() core.BalanceScope { return a.ledger.ws.Scope() }
+// Ledger returns the policy of the balance that /ws and /rpc charge,
+// defaults applied.
+func (a *App) Ledger() balance.Policy { return a.ledger.guard.Config().Policy }
+
+// Reset clears caller's counts in scope: its balance in [ScopeLedger]
+// (balance.Guard.Reset), its windows in any other scope
+// (core.Limiter.Reset, whose error wraps core.ErrUnknownScope for a scope
+// the portal does not have). DELETE /admin/limits/SCOPE and the live
+// view's reset buttons call it.
+func (a *App) Reset(ctx context.Context, scope string, caller core.Caller) error {
+	if scope == ScopeLedger {
+		return a.ledger.guard.Reset(ctx, caller)
+	}
+	return a.Limiter.Reset(ctx, scope, caller)
+}
+
+// ChargeRPC charges the JSON-RPC request r of the signed-in user ("" if
+// anonymous) to its caller's balance, at the cost of its method
+// ([App.RPCCost]); admins are never charged. It sets
+// "Ratescope-Warning: load" when the caller is warned and, when the
+// caller is dropped or the store failed and the scope fails closed,
+// answers 503 "Server is overloaded" and returns false. The handler
+// answers otherwise, with "warning":"load" inside result when d.Load
+// ([RPCReply]).
+func (a *App) ChargeRPC(w http.ResponseWriter, r *http.Request, user string) (d *balance.Decision, ok bool) {
+	caller := a.Limiter.Caller(r, core.UserCaller(user))
+	if a.Exempt(caller) {
+		return a.ledger.guard.Exempt(r.Context(), caller), true
+	}
+	d = a.ledger.guard.Charge(r.Context(), caller, a.RPCCost(r))
+	d.SetHeaders(w.Header())
+	if !d.Allowed {
+		balance.WriteOverloaded(w)
+		return d, false
+	}
+	return d, true
+}
 
 // CommandCost returns the cost of a command of the ledger APIs: ping and
 // server_info cost the reference 20; ledger and account_tx are medium,

@@ -55,7 +55,7 @@ func (k metricKey) labels() string {
 
 // Observe counts the decision of e: the limiter's Config.Observe.
 func (m *Metrics) Observe(_ context.Context, e core.Event) {
-	if c := m.counts[metricKey{scope: e.Scope(), kind: e.Caller().Kind(), outcome: e.Outcome()}]; c != nil {
+	if c := m.counts[metricKey{scope: e.Scope, kind: e.Caller.Kind(), outcome: e.Outcome}]; c != nil {
 		c.Add(1)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
@@ -98,7 +99,8 @@ type Options struct {
 	// Admins are the users exempt from all limits.
 	Admins []string
 	// Warn and Drop are the warning and drop thresholds of the balance of
-	// /ws and /rpc. Default: 0, rippled's 5000 and 15000.
+	// /ws and /rpc. Default: 0, rippled's 5000 and 15000 (Warn at most
+	// Drop: a Drop below 5000 alone lowers the warning to it).
 	Warn, Drop int64
 	// Now is the clock; not a flag. Default: time.Now.
 	Now func() time.Time
@@ -146,7 +148,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Int64Var(&o.ExportCost, "export-cost", DefaultExportCost, "cost `N` of GET /api/export in scope api, 1 or more")
 	var admins string
 	fs.StringVar(&admins, "admins", "", "comma-separated user `NAMES` exempt from all limits")
-	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance (default 5000)")
+	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance, at most the drop threshold (default 5000, or -drop if lower)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
 	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE, and the live view at /debug/limits")
 	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
@@ -242,7 +244,10 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 			a.plans[name] = plan
 		}
 	}
-	var store core.Store
+	var store interface {
+		core.Store
+		balance.Store
+	}
 	if o.RedisURL == "" {
 		ms := memstore.New(memstore.Config{})
 		store, a.StoreName, a.close = ms, "memory", ms.Close
@@ -269,10 +274,9 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		Shadow:         o.Shadow,
 		Now:            o.Now,
 		Logger:         logger,
-		Balances:       []core.BalanceScope{ledgerScope(o)},
 
 		ExemptNetworks:   o.ExemptNetworks,
-		FailClosedScopes: o.FailClosed,
+		FailClosedScopes: windowScopes(o.FailClosed),
 		Headers:          o.Headers,
 	}
 	var prom *Metrics
@@ -283,9 +287,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		for _, s := range cfg.Scopes {
 			names = append(names, s.Name)
 		}
-		for _, s := range cfg.Balances {
-			names = append(names, s.Name)
-		}
+		names = append(names, ScopeLedger)
 		prom = newMetrics(names)
 		a.Metrics, cfg.Observe = prom, prom.Observe
 	case MetricsOTel:
@@ -305,15 +307,15 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	lim, err := core.New(cfg)
 	if err != nil {
 		_ = a.close()
-		return nil, usage("-rates, -trusted-proxies, -warn, -drop, -exempt-networks or -fail-closed: %w", err)
+		return nil, usage("-rates, -trusted-proxies, -exempt-networks or -fail-closed: %w", err)
 	}
 	a.Limiter = lim
-	if a.live != nil {
-		a.live.AllowReset(lim)
-	}
-	if err := a.initLedger(); err != nil {
+	if err := a.initLedger(o, store); err != nil {
 		_ = a.close()
 		return nil, err
+	}
+	if a.live != nil {
+		a.live.AllowReset(a)
 	}
 	if prom != nil {
 		prom.limiter = lim

@@ -121,6 +121,22 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 	}
 }
 
+// TestLedgerWarnAboveDrop checks that -warn above -drop, which started
+// silently and dropped callers that were never warned, is a usage error
+// that names both flags (issue 34).
+func TestLedgerWarnAboveDrop(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-warn", "20000", "-drop", "100"}, {"-warn", "20000"}} {
+		o, err := portal.ParseFlags(args, func(string) string { return "" }, io.Discard)
+		require.NoError(t, err)
+		_, err = portal.New(o, slog.New(slog.DiscardHandler))
+		var ue *portal.UsageError
+		require.ErrorAs(t, err, &ue, "%v", args)
+		assert.ErrorContains(t, err, "-warn 20000, -drop ")
+		assert.ErrorContains(t, err, "Warn 20000 is above Drop ")
+	}
+}
+
 // TestContractFlags checks that the command lines the contract and the
 // usage text show are accepted and build a portal: long units, the scope
 // login, a plan, -fail-closed login, and -metrics otel|prometheus.

@@ -1,16 +1,19 @@
-package core_test
+package balance_test
 
 import (
 	"context"
 	"net/http"
+	"net/netip"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 )
 
-// BenchmarkCharge measures a balance decision on memstore, as
+// BenchmarkCharge measures a balance decision on memstore, as core's
 // BenchmarkDecide measures a window decision: find the caller, charge its
 // balance, write the header. The thresholds are out of reach, so that
 // every request is served.
@@ -27,16 +30,15 @@ func BenchmarkCharge(b *testing.B) {
 				Store:      store,
 				NumProxies: core.Proxies(0),
 				Now:        func() time.Time { return now },
-				Balances:   []core.BalanceScope{{Name: "ws", BalancePolicy: core.BalancePolicy{Window: 32 * time.Second, Warn: core.MaxLimit, Drop: core.MaxLimit}}},
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			reqs := benchRequests(bc.callers, "/ws")
-			bal, err := lim.BalanceGuard("ws")
+			bal, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 32 * time.Second, Warn: core.MaxLimit, Drop: core.MaxLimit}})
 			if err != nil {
 				b.Fatal(err)
 			}
+			reqs := benchRequests(bc.callers, "/ws")
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -46,11 +48,25 @@ func BenchmarkCharge(b *testing.B) {
 				for pb.Next() {
 					i++
 					r := reqs[i%len(reqs)]
-					if d := bal.Decide(ctx, lim.Caller(r, core.Caller{}), 0, h); !d.Allowed {
+					d := bal.Charge(ctx, lim.Caller(r, core.Caller{}), 0)
+					d.SetHeaders(h)
+					if !d.Allowed {
 						b.Fatal("dropped")
 					}
 				}
 			})
 		})
 	}
+}
+
+// benchRequests returns n requests for path from n addresses.
+func benchRequests(n int, path string) []*http.Request {
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		r, _ := http.NewRequest(http.MethodGet, path, nil)
+		r.RemoteAddr = a.String() + ":" + strconv.Itoa(1024+i%1000)
+		reqs[i] = r
+	}
+	return reqs
 }

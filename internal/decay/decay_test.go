@@ -1,17 +1,17 @@
-package balance_test
+package decay_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ratescope/ratescope/core/internal/balance"
+	"github.com/ratescope/ratescope/internal/decay"
 )
 
 // rippled is the policy of the XRP Ledger server.
-var rippled = balance.Policy{Window: 32, Warn: 5000, WarnCost: 2000, WarnEvery: balance.Second, Drop: 15000, DropCost: 3000}
+var rippled = decay.Policy{Window: 32, Warn: 5000, WarnCost: 2000, WarnEvery: decay.Second, Drop: 15000, DropCost: 3000}
 
-const t0 = 1_900_000_000 * balance.Second
+const t0 = 1_900_000_000 * decay.Second
 
 func TestDecayVector(t *testing.T) {
 	t.Parallel()
@@ -32,20 +32,20 @@ func TestDecayVector(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			// Read once, long after, and read step by step: the same.
-			s := balance.State{}
+			s := decay.State{}
 			s.Decay(32, t0)
 			s.Sum += 480000
-			s.Decay(32, t0+tc.at*balance.Second)
+			s.Decay(32, t0+tc.at*decay.Second)
 			assert.Equal(t, tc.want, s.Balance(32), "read once")
 
 			if tc.at > 128 {
 				return // read every second, the sum is never idle long enough to be zeroed
 			}
-			s = balance.State{}
+			s = decay.State{}
 			s.Decay(32, t0)
 			s.Sum += 480000
 			for ms := int64(0); ms <= tc.at*1000; ms += 250 {
-				s.Decay(32, t0+ms*balance.Second/1000)
+				s.Decay(32, t0+ms*decay.Second/1000)
 			}
 			assert.Equal(t, tc.want, s.Balance(32), "read every 250ms")
 		})
@@ -56,7 +56,7 @@ func TestFractionalSecondsAreKept(t *testing.T) {
 	t.Parallel()
 	// Reads 0.6 s apart: the sum steps at 1 s and 2 s, not never and not
 	// at every read.
-	s := balance.State{}
+	s := decay.State{}
 	s.Decay(32, t0)
 	s.Sum += 480000
 	var got []int64
@@ -65,17 +65,17 @@ func TestFractionalSecondsAreKept(t *testing.T) {
 		got = append(got, s.Balance(32))
 	}
 	assert.Equal(t, []int64{15000, 14531, 14531, 14077}, got)
-	assert.Equal(t, t0+2*balance.Second, s.Last)
+	assert.Equal(t, t0+2*decay.Second, s.Last)
 }
 
 func TestClockSteppingBack(t *testing.T) {
 	t.Parallel()
-	s := balance.State{}
+	s := decay.State{}
 	s.Decay(32, t0)
 	s.Sum += 480000
-	s.Decay(32, t0-10*balance.Second)
+	s.Decay(32, t0-10*decay.Second)
 	assert.Equal(t, int64(15000), s.Balance(32))
-	s.Decay(32, t0+balance.Second)
+	s.Decay(32, t0+decay.Second)
 	assert.Equal(t, int64(14531), s.Balance(32))
 }
 
@@ -85,11 +85,11 @@ func TestClockSteppingBack(t *testing.T) {
 func steady(perSecond, seconds int64) (last, highest int64) {
 	p := rippled
 	p.Warn, p.Drop = 1<<62, 1<<62 // measure the decay alone
-	var s balance.State
+	var s decay.State
 	for sec := range seconds {
 		highest = 0
 		for i := range perSecond {
-			o := s.Charge(p, 20, t0+sec*balance.Second+i*balance.Second/perSecond)
+			o := s.Charge(p, 20, t0+sec*decay.Second+i*decay.Second/perSecond)
 			highest = max(highest, o.Balance)
 			last = o.Balance
 		}
@@ -120,31 +120,31 @@ func TestSteadyRate(t *testing.T) {
 
 func TestCharge(t *testing.T) {
 	t.Parallel()
-	var s balance.State
+	var s decay.State
 	// 4999 * 32 in the sum: just under the warning threshold.
 	s.Decay(32, t0)
 	s.Sum = 4999*32 + 31
 	o := s.Charge(rippled, 0, t0)
-	assert.Equal(t, balance.Outcome{Before: 4999, Balance: 4999}, o, "below the warning threshold")
+	assert.Equal(t, decay.Outcome{Before: 4999, Balance: 4999}, o, "below the warning threshold")
 
 	o = s.Charge(rippled, 1, t0)
-	assert.Equal(t, balance.Outcome{Before: 4999, Balance: 5000 + 62, Warned: true, WarnCharged: true}, o, "at the threshold: warned, charged 2000")
-	o = s.Charge(rippled, 0, t0+balance.Second-1)
-	assert.Equal(t, balance.Outcome{Before: 5062, Balance: 5062, Warned: true}, o, "warned, not charged again within a second")
-	s.Decay(32, t0+balance.Second)
+	assert.Equal(t, decay.Outcome{Before: 4999, Balance: 5000 + 62, Warned: true, WarnCharged: true}, o, "at the threshold: warned, charged 2000")
+	o = s.Charge(rippled, 0, t0+decay.Second-1)
+	assert.Equal(t, decay.Outcome{Before: 5062, Balance: 5062, Warned: true}, o, "warned, not charged again within a second")
+	s.Decay(32, t0+decay.Second)
 	before := s.Balance(32)
-	o = s.Charge(rippled, 200*32, t0+balance.Second)
+	o = s.Charge(rippled, 200*32, t0+decay.Second)
 	assert.True(t, o.WarnCharged, "a second later: %+v", o)
 	assert.Equal(t, before+200+62, o.Balance)
 
 	// At the drop threshold: refused, charged 3000 instead of the cost.
-	s = balance.State{Sum: 15000 * 32, Last: t0}
+	s = decay.State{Sum: 15000 * 32, Last: t0}
 	o = s.Charge(rippled, 400, t0)
-	assert.Equal(t, balance.Outcome{Before: 15000, Balance: 15093, Dropped: true}, o)
+	assert.Equal(t, decay.Outcome{Before: 15000, Balance: 15093, Dropped: true}, o)
 	assert.Equal(t, int64(15000*32+3000), s.Sum)
 
 	// Just below: served, and warned.
-	s = balance.State{Sum: 15000*32 - 1, Last: t0}
+	s = decay.State{Sum: 15000*32 - 1, Last: t0}
 	o = s.Charge(rippled, 400, t0)
 	assert.False(t, o.Dropped)
 	assert.True(t, o.Warned)
@@ -152,22 +152,22 @@ func TestCharge(t *testing.T) {
 
 func TestRecoveryAfterADrop(t *testing.T) {
 	t.Parallel()
-	s := balance.State{Sum: 16000 * 32, Last: t0}
+	s := decay.State{Sum: 16000 * 32, Last: t0}
 	o := s.Charge(rippled, 20, t0)
 	assert.True(t, o.Dropped)
 	// ln(16093/15000)*32 ≈ 2.25: below the threshold after 3 s.
-	o = s.Charge(rippled, 20, t0+2*balance.Second)
+	o = s.Charge(rippled, 20, t0+2*decay.Second)
 	assert.True(t, o.Dropped, "still at or above at 2 s")
-	s = balance.State{Sum: 16000 * 32, Last: t0}
+	s = decay.State{Sum: 16000 * 32, Last: t0}
 	s.Charge(rippled, 20, t0)
-	o = s.Charge(rippled, 20, t0+3*balance.Second)
+	o = s.Charge(rippled, 20, t0+3*decay.Second)
 	assert.False(t, o.Dropped, "below at 3 s: %+v", o)
 }
 
 func TestForget(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, 129*balance.Second, balance.Forget(32))
-	s := balance.State{Sum: 1 << 40, Last: t0}
-	s.Decay(32, t0+balance.Forget(32))
+	assert.Equal(t, 129*decay.Second, decay.Forget(32))
+	s := decay.State{Sum: 1 << 40, Last: t0}
+	s.Decay(32, t0+decay.Forget(32))
 	assert.Zero(t, s.Sum)
 }

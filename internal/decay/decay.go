@@ -1,8 +1,9 @@
-// Package balance holds the arithmetic of ratescope's second kind of limit,
-// the decaying balance of request costs that the XRP Ledger server (rippled)
-// uses for its public APIs. Every store runs it: memstore calls [State.Charge]
-// and the Redis store runs the same steps in Lua; the conformance suite
-// (core/storetest) checks both against the same figures.
+// Package decay holds the arithmetic of package balance, the decaying
+// balance of request costs that the XRP Ledger server (rippled) uses for
+// its public APIs. Every balance store runs it: memstore calls
+// [State.Charge] and the Redis store runs the same steps in Lua; the
+// conformance suite (balance/balancetest) checks both against the same
+// figures.
 //
 // # Decay
 //
@@ -39,7 +40,7 @@
 //  3. Otherwise C is charged. If the balance is then at or above Warn, the
 //     caller is warned ("load"), and WarnCost is charged too, at most once
 //     per second (WarnEvery) per caller.
-package balance
+package decay
 
 // Second is one second in nanoseconds: the step of the decay.
 const Second = int64(1e9)

@@ -1,4 +1,4 @@
-package echolimit_test
+package echo5limit_test
 
 import (
 	"fmt"
@@ -7,47 +7,50 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v5"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
-	"github.com/ratescope/ratescope/echolimit"
+	"github.com/ratescope/ratescope/echo5limit"
 	"github.com/ratescope/ratescope/wslimit"
 )
 
 // A JSON-RPC API and a WebSocket API limited as the XRP Ledger server
-// limits its own: one decaying balance per caller, "warning":"load" near
-// the limit, 503 "Server is overloaded" or a close with code 1008 beyond
-// it. Here the drop threshold is low, so that the third heavy call is
-// refused.
-func ExampleNewBalance() {
+// limits its own, with package balance: one decaying balance per caller,
+// "warning":"load" near the limit, 503 "Server is overloaded" or a close
+// with code 1008 beyond it. Here the drop threshold is low, so that the
+// third heavy call is refused.
+func Example_jsonRPC() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := core.DefaultBalancePolicy()
+	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
-	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}),
-		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: policy}},
-	})
+	store := memstore.New(memstore.Config{})
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := echolimit.NewBalance(echolimit.BalanceConfig{Limiter: lim, Scope: "ledger", Cost: func(c echo.Context) int64 { return 3000 }})
+	ledger, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ledger", Policy: policy})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ledger"})
+	ws, err := wslimit.New(wslimit.Config{Guard: ledger})
 	if err != nil {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	e.POST("/rpc", func(c echo.Context) error {
-		d, _ := echolimit.BalanceDecision(c)
+	e.POST("/rpc", func(c *echo.Context) error {
+		d := ledger.Charge(c.Request().Context(), lim.Caller(c.Request(), core.Caller{}), ledger.Config().Costs.Heavy)
+		d.SetHeaders(c.Response().Header())
+		if !d.Allowed {
+			balance.WriteOverloaded(c.Response())
+			return nil
+		}
 		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
-	}, rpc)
-	e.GET("/ws", func(c echo.Context) error {
+	})
+	e.GET("/ws", func(c *echo.Context) error {
 		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), core.Caller{}), false)
 		if err != nil {
 			return nil
@@ -77,8 +80,9 @@ func ExampleNewBalance() {
 
 // A JSON-RPC route limited by windows rather than a balance, answering a
 // caller over the limit as the XRP Ledger server does: 503 and the text
-// "Server is overloaded" instead of 429 and JSON.
-func ExampleDenyOverloaded() {
+// "Server is overloaded" ([balance.WriteOverloaded]) instead of 429 and
+// JSON.
+func ExampleConfig_denyOverloaded() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	lim, err := core.New(core.Config{
@@ -90,10 +94,11 @@ func ExampleDenyOverloaded() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	overloaded := func(c *echo.Context, _ *core.Decision) error { balance.WriteOverloaded(c.Response()); return nil }
 	e := echo.New()
-	e.POST("/rpc", func(c echo.Context) error {
+	e.POST("/rpc", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"result": map[string]any{"status": "success"}})
-	}, echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim, DenyHandler: echolimit.DenyOverloaded})))
+	}, echo5limit.Must(echo5limit.New(echo5limit.Config{Limiter: lim, DenyHandler: overloaded})))
 
 	for range 2 {
 		w := httptest.NewRecorder()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/storetest"
@@ -17,34 +18,36 @@ import (
 )
 
 // A JSON-RPC API and a WebSocket API limited as the XRP Ledger server
-// limits its own: one decaying balance per caller, "warning":"load" near
-// the limit, 503 "Server is overloaded" or a close with code 1008 beyond
-// it. Here the drop threshold is low, so that the third heavy call is
-// refused.
-func ExampleNewBalance() {
+// limits its own, with package balance: one decaying balance per caller,
+// "warning":"load" near the limit, 503 "Server is overloaded" or a close
+// with code 1008 beyond it. Here the drop threshold is low, so that the
+// third heavy call is refused.
+func Example_jsonRPC() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := core.DefaultBalancePolicy()
+	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
-	lim, err := core.New(core.Config{
-		Store:      memstore.New(memstore.Config{}),
-		NumProxies: core.Proxies(0),
-		Balances:   []core.BalanceScope{{Name: "ledger", BalancePolicy: policy}},
-	})
+	store := memstore.New(memstore.Config{})
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := ginlimit.NewBalance(ginlimit.BalanceConfig{Limiter: lim, Scope: "ledger", Cost: func(c *gin.Context) int64 { return 3000 }})
+	ledger, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ledger", Policy: policy})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ws, err := wslimit.New(wslimit.Config{Limiter: lim, Scope: "ledger"})
+	ws, err := wslimit.New(wslimit.Config{Guard: ledger})
 	if err != nil {
 		log.Fatal(err)
 	}
 	r := gin.New()
-	r.POST("/rpc", rpc, func(c *gin.Context) {
-		d, _ := ginlimit.BalanceDecision(c)
+	r.POST("/rpc", func(c *gin.Context) {
+		d := ledger.Charge(c.Request.Context(), lim.Caller(c.Request, core.Caller{}), ledger.Config().Costs.Heavy)
+		d.SetHeaders(c.Writer.Header())
+		if !d.Allowed {
+			balance.WriteOverloaded(c.Writer)
+			return
+		}
 		c.JSON(http.StatusOK, gin.H{"result": core.WarnJSON(d.Load, gin.H{"status": "success"})})
 	})
 	r.GET("/ws", func(c *gin.Context) {
@@ -77,8 +80,9 @@ func ExampleNewBalance() {
 
 // A JSON-RPC route limited by windows rather than a balance, answering a
 // caller over the limit as the XRP Ledger server does: 503 and the text
-// "Server is overloaded" instead of 429 and JSON.
-func ExampleDenyOverloaded() {
+// "Server is overloaded" ([balance.WriteOverloaded]) instead of 429 and
+// JSON.
+func ExampleConfig_denyOverloaded() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	lim, err := core.New(core.Config{
@@ -90,8 +94,9 @@ func ExampleDenyOverloaded() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	overloaded := func(c *gin.Context, _ *core.Decision) { balance.WriteOverloaded(c.Writer) }
 	r := gin.New()
-	r.POST("/rpc", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim, DenyHandler: ginlimit.DenyOverloaded})),
+	r.POST("/rpc", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim, DenyHandler: overloaded})),
 		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"result": gin.H{"status": "success"}}) })
 
 	for range 2 {

@@ -1,0 +1,94 @@
+package balance
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ratescope/ratescope/core"
+)
+
+// A Decision is the answer to one request in a balance scope.
+//
+// The zero Decision refuses.
+type Decision struct {
+	// Allowed reports whether the request may be served: false when the
+	// caller is dropped, or when the store failed in a scope that fails
+	// closed (Outcome [core.OutcomeFailedClosed]). Answer a WebSocket
+	// caller with a close of code 1008 (package wslimit; 1013 when failed
+	// closed) and a JSON-RPC caller with 503 ([WriteOverloaded]).
+	Allowed bool
+	// Load reports that the caller is at or above the warning threshold:
+	// add "warning":"load" to the reply ([core.WarnJSON]).
+	Load bool
+	// Checked reports whether the store checked the request against the
+	// balance, as [core.Decision.Checked] does: true when it was served or
+	// dropped (a drop charges DropCost); false when the store failed
+	// (fail open) or the caller is exempt.
+	Checked bool
+	// Outcome is what became of the request: [core.OutcomeAllowed],
+	// [core.OutcomeDenied] (dropped), [core.OutcomeFailedOpen],
+	// [core.OutcomeExempt] or [core.OutcomeFailedClosed].
+	Outcome core.Outcome
+	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
+	// Decision made by hand. (The small fields come first, so that a
+	// Decision stays in the 112-byte size class.)
+	headers core.HeaderMode
+	// Scope is the name of the balance scope.
+	Scope string
+	// Caller is whose balance was charged.
+	Caller core.Caller
+	// Cost is the request's cost.
+	Cost int64
+	// Balance is the caller's balance after the request.
+	Balance int64
+	// StoreErr is the store's error when the decision failed open or
+	// failed closed.
+	StoreErr error
+}
+
+// SetHeaders writes "Ratescope-Warning: load" ([core.HeaderWarning]) to h
+// when the caller is at or above the warning threshold, Retry-After (whole
+// seconds, rounded up) when the scope failed closed, and nothing
+// otherwise. The warning is on a served request only, so that with the
+// limiter's Config.Headers at [core.HeadersRefused] or [core.HeadersNone]
+// it writes nothing (the reply's "warning":"load", [core.WarnJSON],
+// stays); Retry-After is written whatever it says.
+func (d *Decision) SetHeaders(h http.Header) {
+	if d.Load && d.headers == core.HeadersAll {
+		h[core.HeaderWarning] = []string{core.LoadWarning}
+	}
+	if d.Outcome == core.OutcomeFailedClosed {
+		secs := int64((d.RetryAfter() + time.Second - 1) / time.Second)
+		h[core.HeaderRetryAfter] = []string{strconv.FormatInt(max(secs, 1), 10)}
+	}
+}
+
+// RetryAfter returns, when the scope failed closed
+// ([core.OutcomeFailedClosed]), how long the store's error says it will
+// fail ([core.RetryAfterError]), or [core.DefaultStoreRetryAfter]; 0
+// otherwise. It is read from StoreErr, so that a decision carries no field
+// for it.
+func (d *Decision) RetryAfter() time.Duration {
+	if d.Outcome != core.OutcomeFailedClosed {
+		return 0
+	}
+	var ra core.RetryAfterError
+	if errors.As(d.StoreErr, &ra) && ra.RetryAfter() > 0 {
+		return ra.RetryAfter()
+	}
+	return core.DefaultStoreRetryAfter
+}
+
+// WriteOverloaded answers a refused JSON-RPC request as the XRP Ledger
+// server does: 503 Service Unavailable with the text body "Server is
+// overloaded". Call it when a Decision is not Allowed, after
+// [Decision.SetHeaders]; it serves as well as the deny handler of a window
+// limit of a JSON-RPC route (with the adapter's response writer).
+func WriteOverloaded(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = io.WriteString(w, "Server is overloaded")
+}

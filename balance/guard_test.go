@@ -1,0 +1,471 @@
+package balance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/balance"
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/storecall"
+)
+
+// newGuard returns a guard of cfg on a limiter of lcfg: a memory store
+// and a fake clock unless they say otherwise, the limiter's store for the
+// balances unless cfg names one.
+func newGuard(t *testing.T, lcfg core.Config, cfg balance.Config) *balance.Guard {
+	t.Helper()
+	if lcfg.Store == nil {
+		s := memstore.New(memstore.Config{SweepInterval: -1})
+		t.Cleanup(func() { _ = s.Close() })
+		lcfg.Store = s
+	}
+	if lcfg.Now == nil {
+		lcfg.Now = storetest.NewClock(storetest.Start).Now
+	}
+	lim, err := core.New(lcfg)
+	require.NoError(t, err)
+	if cfg.Store == nil {
+		cfg.Store = lcfg.Store.(balance.Store)
+	}
+	cfg.Limiter = lim
+	g, err := balance.New(cfg)
+	require.NoError(t, err)
+	return g
+}
+
+func anonCaller(addr string) core.Caller {
+	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 32))
+}
+
+// decide is Charge, then SetHeaders of the decision: what a balance
+// route does.
+func decide(g *balance.Guard, caller core.Caller, cost int64, h http.Header) *balance.Decision {
+	d := g.Charge(context.Background(), caller, cost)
+	d.SetHeaders(h)
+	return d
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = store.Close() })
+	lim, err := core.New(core.Config{Store: store})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		cfg   balance.Config
+		wants []string
+	}{
+		{name: "no limiter", cfg: balance.Config{Store: store, Scope: "ws"}, wants: []string{"no Limiter: build one with core.New"}},
+		{name: "no store", cfg: balance.Config{Limiter: lim, Scope: "ws"}, wants: []string{"no Store: use memstore or redisstore"}},
+		{name: "no scope", cfg: balance.Config{Limiter: lim, Store: store}, wants: []string{`Scope ""`}},
+		{name: "bad name", cfg: balance.Config{Limiter: lim, Store: store, Scope: "Web Socket"}, wants: []string{`"Web Socket"`}},
+		{name: "window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 1500 * time.Millisecond}}, wants: []string{"Window 1.5s"}},
+		{name: "long window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 2 * time.Hour}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
+		{name: "every problem", cfg: balance.Config{Store: store, Scope: "WS", Policy: balance.Policy{Warn: -1, DropCost: -2}, Costs: balance.Costs{Heavy: -3}}, wants: []string{"no Limiter", `Scope "WS"`, "Warn -1", "DropCost -2", "Costs.Heavy: cost -3"}},
+		// The warning above the drop: callers would be dropped without
+		// ever being warned (issue 34), which started silently before.
+		{name: "warn above drop", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 32 * time.Second, Warn: 20000, WarnCost: 2000, Drop: 100, DropCost: 3000}}, wants: []string{"Warn 20000 is above Drop 100", "dropped without a warning"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := balance.New(tc.cfg)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "balance: invalid config: ")
+			assert.Equal(t, tc.cfg.Validate().Error(), strings.TrimPrefix(err.Error(), "balance: invalid config: "), "New fails with Validate's error")
+			for _, w := range tc.wants {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	cfg := balance.DefaultConfig()
+	cfg.Limiter, cfg.Store, cfg.Scope = lim, store, "ws"
+	cfg.Policy.Warn = cfg.Policy.Drop
+	assert.NoError(t, cfg.Validate(), "a warning at the drop threshold warns the request that reaches it")
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	g := newGuard(t, core.Config{}, balance.Config{Scope: "rpc"})
+	got := g.Config()
+	assert.Equal(t, "rpc", got.Scope)
+	assert.Equal(t, balance.DefaultPolicy(), got.Policy)
+	assert.Equal(t, balance.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}, got.Costs)
+	assert.Equal(t, balance.DefaultCosts(), got.Costs)
+	assert.False(t, got.FailClosed)
+	def := balance.DefaultConfig()
+	assert.Equal(t, def.Policy, got.Policy, "DefaultConfig has the defaults")
+	assert.Equal(t, def.Costs, got.Costs)
+
+	// A cost means itself: no negative number stands for the reference
+	// cost, and a cost below 0 earns no credit.
+	ip := core.NetworkCaller(netip.MustParsePrefix("192.0.2.1/32"))
+	assert.Equal(t, int64(20), g.Charge(context.Background(), ip, got.Costs.Reference).Cost)
+	d := decide(g, ip, -5, http.Header{})
+	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
+	assert.Equal(t, int64(20/32), d.Balance, "and charged nothing")
+	assert.Equal(t, int64(0), g.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
+}
+
+// TestZeroFigures sets WarnCost and DropCost to 0, which became rippled's
+// 2000 and 3000 before issue 18: a policy other than the zero one is taken
+// as written, and one that leaves a threshold or the window out is an
+// error that says how to write it.
+func TestZeroFigures(t *testing.T) {
+	t.Parallel()
+	policy := balance.DefaultPolicy()
+	policy.Warn, policy.Drop = 100, 150
+	policy.WarnCost, policy.DropCost = 0, 0
+	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
+	assert.Equal(t, policy, g.Config().Policy)
+
+	ctx := context.Background()
+	who := anonCaller("192.0.2.1")
+	d := g.Charge(ctx, who, 32*120) // balance 120: warned, and the warning is free
+	assert.True(t, d.Load)
+	assert.Equal(t, int64(120), d.Balance)
+	d = g.Charge(ctx, who, 32*30) // 150: at the drop threshold, dropped next
+	require.True(t, d.Allowed)
+	for range 10 {
+		d = g.Charge(ctx, who, 3000)
+		assert.False(t, d.Allowed)
+		assert.Equal(t, int64(150), d.Balance, "a refusal costs nothing")
+	}
+
+	err := balance.Config{Scope: "ws", Policy: balance.Policy{Warn: 100}}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `Policy leaves Window, Drop zero`)
+	assert.Contains(t, err.Error(), "start from balance.DefaultPolicy()")
+}
+
+func TestChargeWarnDropAndLog(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	clock := storetest.NewClock(storetest.Start)
+	g := newGuard(t, core.Config{Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, balance.Config{Scope: "ws"})
+	ctx := context.Background()
+	who := anonCaller("198.51.100.7")
+
+	d := g.Charge(ctx, who, 20)
+	assert.Equal(t, &balance.Decision{Allowed: true, Checked: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
+	// Heavy requests, many a second, until warned and then dropped.
+	var warned, dropped int
+	for i := range 1000 {
+		clock.Advance(10 * time.Millisecond)
+		d = g.Charge(ctx, who, 3000)
+		if d.Load {
+			warned++
+			assert.GreaterOrEqual(t, d.Balance, int64(5000))
+		}
+		if !d.Allowed {
+			dropped = i
+			break
+		}
+	}
+	require.NotZero(t, dropped, "dropped at last")
+	assert.Positive(t, warned, "warned before the drop")
+	assert.False(t, d.Load, "a dropped request carries no warning")
+	assert.Equal(t, core.OutcomeDenied, d.Outcome)
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 2, "the drop and the first refusal: %s", logs.String())
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rec))
+	assert.Equal(t, "WARN", rec["level"])
+	assert.Regexp(t, `^Consumer entry 198\.51\.100\.7 dropped with balance 1[5-9]\d{3} at or above drop threshold 15000$`, rec["msg"])
+	assert.Equal(t, "198.51.100.7", rec["caller"])
+	assert.Equal(t, float64(15000), rec["threshold"])
+	assert.Contains(t, rec["msg"], "balance "+jsonNumber(rec["balance"])+" ")
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(0), rec["suppressed"])
+
+	// The drop is logged when the caller becomes dropped, not on every
+	// refusal: 1,000 more refused requests within ErrorLogInterval (10s)
+	// add no line (they wrote 1,000 before issue 18); the next refusal
+	// after it, one with their number.
+	for range 1000 {
+		clock.Advance(time.Millisecond)
+		d = g.Charge(ctx, who, 20)
+		require.False(t, d.Allowed)
+	}
+	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 2, logs.String())
+	clock.Advance(10 * time.Second)
+	require.False(t, g.Charge(ctx, who, 20).Allowed, "still dropped")
+	lines = strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 3, logs.String())
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &rec))
+	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
+	assert.Equal(t, float64(1000), rec["suppressed"])
+
+	// A signed-in caller is logged by user id.
+	alice := core.UserCaller("alice")
+	for d = g.Charge(ctx, alice, 480000); d.Allowed; d = g.Charge(ctx, alice, 0) {
+	}
+	assert.Contains(t, logs.String(), `"msg":"Consumer entry alice dropped with balance`)
+}
+
+func jsonNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestExempt(t *testing.T) {
+	t.Parallel()
+	g := newGuard(t, core.Config{}, balance.Config{Scope: "ws"})
+	root := core.UserCaller("root")
+	for range 100 {
+		d := g.Exempt(context.Background(), root)
+		assert.Equal(t, &balance.Decision{Allowed: true, Scope: "ws", Caller: root, Outcome: core.OutcomeExempt}, d)
+	}
+	d := g.Charge(context.Background(), root, 0)
+	assert.Zero(t, d.Balance, "an exempt caller is never charged")
+}
+
+// TestExemptByTheLimiter checks that the limiter's allowlists exempt a
+// caller from the balance as from its windows.
+func TestExemptByTheLimiter(t *testing.T) {
+	t.Parallel()
+	var outcomes []core.Outcome
+	g := newGuard(t, core.Config{
+		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")},
+		ExemptUsers:    core.UserIDs{"monitor"},
+		Observe:        func(_ context.Context, e core.Event) { outcomes = append(outcomes, e.Outcome) },
+	}, balance.Config{Scope: "ws"})
+	for _, caller := range []core.Caller{anonCaller("198.51.100.7"), core.UserCaller("monitor")} {
+		for range 20 {
+			d := g.Charge(context.Background(), caller, 3000)
+			assert.True(t, d.Allowed)
+			assert.Equal(t, core.OutcomeExempt, d.Outcome)
+			assert.Zero(t, d.Balance, "never charged")
+		}
+	}
+	d := g.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
+	assert.Equal(t, core.OutcomeAllowed, d.Outcome)
+	assert.Equal(t, int64(3000)/32, d.Balance, "a caller not exempt is charged")
+	assert.Len(t, outcomes, 41)
+}
+
+// failingStore fails every call with err.
+type failingStore struct{ err error }
+
+func (s failingStore) Bind(string, core.Kind, []core.Rate) (core.Counter, error) {
+	return storecall.Down(s.err).Bind("", 0, nil)
+}
+
+func (s failingStore) Charge(context.Context, balance.Request) (balance.Result, error) {
+	return balance.Result{}, s.err
+}
+
+func (s failingStore) ResetBalance(context.Context, balance.Request) error { return s.err }
+
+var errDown = errors.New("store down")
+
+func TestFailsOpen(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	store := failingStore{err: errDown}
+	lim, err := core.New(core.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	g, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws"})
+	require.NoError(t, err)
+	d := g.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
+	assert.True(t, d.Allowed)
+	assert.False(t, d.Checked)
+	assert.Equal(t, core.OutcomeFailedOpen, d.Outcome)
+	assert.ErrorIs(t, d.StoreErr, errDown)
+	assert.Zero(t, d.RetryAfter())
+	assert.Equal(t, int64(1), lim.StoreFailures(), "counted by the limiter")
+	assert.Contains(t, logs.String(), "fail open")
+	assert.Contains(t, logs.String(), "scope=ws")
+}
+
+// breakerOpen is a store error that says how long the store will fail, as
+// the Redis store's does while its circuit breaker is open.
+type breakerOpen struct{ wait time.Duration }
+
+func (e breakerOpen) Error() string             { return "breaker open" }
+func (e breakerOpen) RetryAfter() time.Duration { return e.wait }
+
+func TestFailClosed(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	for _, tc := range []struct {
+		name string
+		err  error
+		want time.Duration
+	}{
+		{name: "breaker open", err: breakerOpen{wait: 2 * time.Second}, want: 2 * time.Second},
+		{name: "unknown", err: errDown, want: core.DefaultStoreRetryAfter},
+	} {
+		store := failingStore{err: tc.err}
+		lim, err := core.New(core.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		require.NoError(t, err)
+		rpc, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailClosed: true})
+		require.NoError(t, err)
+		ws, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws"})
+		require.NoError(t, err)
+		h := http.Header{}
+		d := decide(rpc, anonCaller("192.0.2.1"), 20, h)
+		assert.False(t, d.Allowed, tc.name)
+		assert.False(t, d.Checked)
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
+		assert.Equal(t, tc.want, d.RetryAfter())
+		assert.Equal(t, http.Header{"Retry-After": {strings.TrimSuffix(tc.want.String(), "s")}}, h)
+		d = ws.Charge(context.Background(), anonCaller("192.0.2.1"), 20)
+		assert.True(t, d.Allowed, "the other balance scopes fail open")
+		assert.Equal(t, int64(2), lim.StoreFailures())
+	}
+	assert.Contains(t, logs.String(), "fails closed")
+}
+
+// TestObserved checks that the limiter's Config.Observe sees every balance
+// decision, with its outcome, as it sees window decisions.
+func TestObserved(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		scope   string
+		caller  string
+		outcome core.Outcome
+		cost    int64
+		window  bool
+	}
+	var got []seen
+	observe := func(_ context.Context, e core.Event) {
+		got = append(got, seen{e.Scope, e.Caller.String(), e.Outcome, e.Cost, e.Decision != nil})
+	}
+	policy := balance.DefaultPolicy()
+	policy.Warn, policy.Drop = 100, 150
+	store := memstore.New(memstore.Config{SweepInterval: -1})
+	t.Cleanup(func() { _ = store.Close() })
+	lim, err := core.New(core.Config{Store: store, Observe: observe, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	g, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
+	require.NoError(t, err)
+	ctx := context.Background()
+	caller := anonCaller("192.0.2.1")
+	g.Charge(ctx, caller, 32*150) // balance 150: at the drop threshold
+	g.Charge(ctx, caller, 20)     // dropped
+	g.Exempt(ctx, core.UserCaller("root"))
+	_, err = lim.Allow(ctx, "api", caller)
+	require.NoError(t, err)
+	assert.Equal(t, []seen{
+		{"ws", "192.0.2.1", core.OutcomeAllowed, 32 * 150, false},
+		{"ws", "192.0.2.1", core.OutcomeDenied, 20, false},
+		{"ws", "root", core.OutcomeExempt, 0, false},
+		{"api", "192.0.2.1", core.OutcomeAllowed, 1, true},
+	}, got)
+
+	failing := failingStore{err: errDown}
+	flim, err := core.New(core.Config{Store: failing, Observe: observe, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	fg, err := balance.New(balance.Config{Limiter: flim, Store: failing, Scope: "ws"})
+	require.NoError(t, err)
+	got = nil
+	fg.Charge(ctx, caller, 20)
+	assert.Equal(t, []seen{{"ws", "192.0.2.1", core.OutcomeFailedOpen, 20, false}}, got)
+}
+
+func TestHeaderModes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		mode    core.HeaderMode
+		warning bool
+	}{
+		{name: "all", mode: core.HeadersAll, warning: true},
+		{name: "refused", mode: core.HeadersRefused},
+		{name: "none", mode: core.HeadersNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			policy := balance.DefaultPolicy()
+			policy.Warn, policy.WarnCost, policy.Drop = 10, 0, 1000
+			g := newGuard(t, core.Config{Headers: tc.mode}, balance.Config{Scope: "rpc", Policy: policy})
+			h := http.Header{}
+			d := decide(g, anonCaller("192.0.2.8"), 20*32, h)
+			require.True(t, d.Allowed)
+			require.True(t, d.Load)
+			if tc.warning {
+				assert.Equal(t, core.LoadWarning, h.Get(core.HeaderWarning))
+			} else {
+				assert.Empty(t, h)
+			}
+		})
+	}
+}
+
+// TestReset checks that a reset sets the caller's balance back to zero,
+// and is observed as a balance event.
+func TestReset(t *testing.T) {
+	t.Parallel()
+	var seen []core.Event
+	g := newGuard(t, core.Config{
+		Logger:  slog.New(slog.DiscardHandler),
+		Observe: func(_ context.Context, e core.Event) { seen = append(seen, e) },
+	}, balance.Config{Scope: "ws"})
+	ctx := context.Background()
+	caller := anonCaller("192.0.2.1")
+	require.True(t, g.Charge(ctx, caller, 32*16000).Allowed, "served, and dropped from now on")
+	require.False(t, g.Charge(ctx, caller, 20).Allowed, "dropped")
+	seen = nil
+	require.NoError(t, g.Reset(ctx, caller))
+	require.Len(t, seen, 1)
+	assert.Equal(t, core.OutcomeReset, seen[0].Outcome)
+	assert.Equal(t, "ws", seen[0].Scope)
+	assert.Equal(t, caller, seen[0].Caller)
+	assert.Nil(t, seen[0].Decision, "a balance scope's reset has no window decision")
+	d := g.Charge(ctx, caller, 20)
+	assert.True(t, d.Allowed)
+	assert.Zero(t, d.Balance)
+}
+
+// TestResetFails checks that the store's error of a reset is returned,
+// wrapped, and not observed.
+func TestResetFails(t *testing.T) {
+	t.Parallel()
+	observed := 0
+	store := failingStore{err: errDown}
+	lim, err := core.New(core.Config{Store: store, Observe: func(context.Context, core.Event) { observed++ }})
+	require.NoError(t, err)
+	g, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws"})
+	require.NoError(t, err)
+	err = g.Reset(context.Background(), anonCaller("192.0.2.1"))
+	require.ErrorIs(t, err, errDown)
+	assert.ErrorContains(t, err, `balance: reset "192.0.2.1" in scope "ws": store down`)
+	assert.Zero(t, observed, "a failed reset is not observed")
+	err = lim.Reset(context.Background(), "ws", anonCaller("192.0.2.1"))
+	assert.ErrorIs(t, err, core.ErrUnknownScope, "the limiter has no balance scopes")
+}
+
+func TestWriteOverloaded(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	balance.WriteOverloaded(w)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "text/plain; charset=utf-8", w.Header().Get("Content-Type"))
+	assert.Equal(t, "Server is overloaded", w.Body.String())
+}
+
+// TestDecisionSize holds the size class of the Decision every charge
+// returns (112 B): a field that takes it to the next class costs every
+// request.
+func TestDecisionSize(t *testing.T) {
+	t.Parallel()
+	assert.LessOrEqual(t, reflect.TypeFor[balance.Decision]().Size(), uintptr(112), "balance.Decision")
+}
