@@ -87,12 +87,12 @@ func TestObserveOfLongIDCopiesNothing(t *testing.T) {
 	s := newSetup(t, liveview.Config{}, nil)
 	ctx := context.Background()
 	d := core.Decision{Scope: "api", Caller: s.user(strings.Repeat("x", 1<<20)), Outcome: core.OutcomeDenied}
-	s.view.Observe(ctx, core.Event{Decision: &d}) // the scope's series and the caller's entry
+	s.view.Observe(ctx, core.Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &d}) // the scope's series and the caller's entry
 	const runs = 20
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range runs {
-		s.view.Observe(ctx, core.Event{Decision: &d})
+		s.view.Observe(ctx, core.Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &d})
 	}
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(runs*1024), "bytes allocated by %d refusals of an id of 1 MiB", runs)

@@ -52,12 +52,12 @@ func TestResetOfABalance(t *testing.T) {
 
 	tok := token(t, s.view)
 	s.view.AllowReset(s.lim)
-	w := post(s.view, tok, "same-origin", "ledger", "203.0.113.7")
+	w := post(s.view, tok, "same-origin", "ledger", refOf(t, ip))
 	assert.Equal(t, http.StatusNotFound, w.Code, "the limiter alone knows no balance scope: %s", w.Body)
 
 	s.view.AllowReset(ledgerResetter{lim: s.lim, ledger: ledger})
 	s.clock.Advance(time.Second)
-	w = post(s.view, tok, "same-origin", "ledger", "203.0.113.7")
+	w = post(s.view, tok, "same-origin", "ledger", refOf(t, ip))
 	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 	d := ledger.Charge(ctx, ip, 20)
 	assert.True(t, d.Allowed, "served again")

@@ -141,7 +141,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			for period := range 2 {
 				for i := range callers + callers/10 {
 					d.Caller = core.UserCaller("user-" + strconv.Itoa(i+period*callers/2))
-					view.Observe(ctx, core.Event{Decision: &d})
+					view.Observe(ctx, core.Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &d})
 				}
 				if period == 0 {
 					clock.Advance(15 * time.Minute)

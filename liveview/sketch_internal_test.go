@@ -174,7 +174,7 @@ func TestSnapshotInChunks(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	refuse := func(c core.Caller) {
-		v.Observe(ctx, core.Event{Decision: &core.Decision{Scope: "api", Caller: c, Outcome: core.OutcomeDenied}})
+		v.Observe(ctx, core.Event{Scope: "api", Caller: c, Outcome: core.OutcomeDenied})
 	}
 	rng := rand.New(rand.NewPCG(7, 29))
 	// Two periods, each filling its summary and more, the first at its
