@@ -1,0 +1,83 @@
+package core_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/core/memstore"
+)
+
+// An IPv4-mapped network is read as the IPv4 network it maps: every address
+// is unmapped before it is looked up, so the mapped form would never match.
+func TestParseNetworksMapped(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		in   string
+		want string
+		err  string
+	}{
+		{name: "a /104 is a /8", in: "::ffff:10.0.0.0/104", want: "10.0.0.0/8"},
+		{name: "a /128 is a /32", in: "::ffff:10.0.0.1/128", want: "10.0.0.1/32"},
+		{name: "a /96 is every IPv4 address", in: "::ffff:0.0.0.0/96", want: "0.0.0.0/0"},
+		{name: "masked as it is unmapped", in: "::ffff:127.0.0.1/104", want: "127.0.0.0/8"},
+		{name: "a mapped address alone", in: "::ffff:192.0.2.7", want: "192.0.2.7/32"},
+		{name: "IPv6 is kept", in: "2001:db8::/32", want: "2001:db8::/32"},
+		{name: "shorter than 96 bits", in: "::ffff:10.0.0.0/90", err: `network "::ffff:10.0.0.0/90": an IPv4-mapped network is written with 96 bits or more`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			n, err := core.ParseNetworks(tt.in)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, n.String())
+		})
+	}
+}
+
+// A mapped network set in the Config itself, not through ParseNetworks, is
+// refused with an error that names its IPv4 form.
+func TestMappedNetworksInConfig(t *testing.T) {
+	t.Parallel()
+	_, err := core.New(core.Config{
+		Store:          memstore.New(memstore.Config{SweepInterval: -1}),
+		TrustedProxies: core.Networks{netip.MustParsePrefix("::ffff:127.0.0.0/104")},
+		ExemptNetworks: core.Networks{netip.MustParsePrefix("::ffff:127.0.0.1/128")},
+	})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "TrustedProxies[0] ::ffff:127.0.0.0/104: an IPv4-mapped network never matches; write it as 127.0.0.0/8")
+	assert.ErrorContains(t, err, "ExemptNetworks[0] ::ffff:127.0.0.1/128: an IPv4-mapped network never matches; write it as 127.0.0.1/32")
+}
+
+// The portal's -trusted-proxies ::ffff:127.0.0.0/104 and -exempt-networks
+// ::ffff:127.0.0.1/128: the clients behind the proxy are counted apart, and
+// the exempt address is exempt.
+func TestMappedNetworksMatch(t *testing.T) {
+	t.Parallel()
+	trusted, err := core.ParseNetworks("::ffff:127.0.0.0/104")
+	require.NoError(t, err)
+	exempt, err := core.ParseNetworks("::ffff:127.0.0.1/128")
+	require.NoError(t, err)
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "127.0.0.5:1234"
+	r.Header.Set("X-Forwarded-For", "198.51.100.7")
+	lim := newLimiter(t, core.Config{TrustedProxies: trusted})
+	assert.Equal(t, "198.51.100.7", lim.Caller(r, "", "").String(), "read through the trusted proxy")
+
+	lim = newLimiter(t, core.Config{NumProxies: core.Proxies(0), ExemptNetworks: exempt})
+	g, err := lim.Guard(core.DefaultScope, 1)
+	require.NoError(t, err)
+	r.RemoteAddr = "127.0.0.1:1234"
+	d := g.Decide(context.Background(), lim.Caller(r, "", ""), http.Header{})
+	assert.Equal(t, core.OutcomeExempt, d.Outcome)
+}
