@@ -162,13 +162,22 @@ func (t RateTable) String() string {
 	return b.String()
 }
 
-// Set adds the parts of s to the table, for the flag package: a flag given
-// twice adds both. A key given twice is an error.
+// Set adds the parts of s to the table, for the flag package, each
+// replacing the table's entry of its key: a flag replaces the rates that
+// the variable held as its default, and a later flag those of an earlier
+// one, key by key; a flag given twice adds both. A key given twice in s is
+// an error, as in [ParseRateTable]; on any error the table is left as it
+// was.
 func (t *RateTable) Set(s string) error {
+	v, err := ParseRateTable(s)
+	if err != nil {
+		return err
+	}
 	if *t == nil {
 		*t = RateTable{}
 	}
-	return t.add(s)
+	maps.Copy(*t, v)
+	return nil
 }
 
 // UnmarshalText replaces the table with the one [ParseRateTable] reads.
