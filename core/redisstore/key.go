@@ -14,8 +14,9 @@ import (
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
 // where ID is "a" and the 32 hex digits of storekey.Addr16 for an anonymous
-// caller, or "u" and the escaped storekey.User of the user id for a
-// signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
+// caller, "n" for an anonymous caller whose address is unknown (whose
+// Addr16 is that of 0.0.0.0), or "u" and the escaped storekey.User of the
+// user id for a signed-in one (an id above 64 bytes is counted by its digest), and PERIODS
 // lists the limits' periods in order ("60s,86400s"). SCOPE and ID are
 // escaped so that neither holds a brace: the first "{" of the key is the one
 // before ID, so the hash tag is exactly ID.
@@ -26,6 +27,8 @@ func appendKey(b []byte, prefix string, req *core.Request) []byte {
 	if req.Caller.Kind() == core.User {
 		b = append(b, 'u')
 		b = appendEscaped(b, storekey.User(req.Caller.User()))
+	} else if !storekey.Known(req.Caller) {
+		b = append(b, 'n') // no address: apart from every "a" key
 	} else {
 		k := storekey.Addr16(req.Caller)
 		b = append(b, 'a')

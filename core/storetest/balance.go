@@ -173,6 +173,10 @@ func testBalancesApart(t *testing.T, s core.BalanceStore) {
 		{t: t, s: s, scope: c.scope, who: core.UserCaller("192.0.2.1"), policy: noThresholds, now: Start},
 		{t: t, s: s, scope: c.scope + "x", who: c.who, policy: noThresholds, now: Start},
 		{t: t, s: s, scope: c.scope, who: anon("2001:db8::1"), policy: noThresholds, now: Start},
+		{t: t, s: s, scope: c.scope, who: core.Caller{}, policy: noThresholds, now: Start}, // unknown address
+		{t: t, s: s, scope: c.scope, who: anon("0.0.0.0"), policy: noThresholds, now: Start},
+		{t: t, s: s, scope: c.scope, who: anon("255.255.255.255"), policy: noThresholds, now: Start},
+		{t: t, s: s, scope: c.scope, who: host("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"), policy: noThresholds, now: Start},
 	}
 	for i, o := range others {
 		assert.Equal(t, int64(i+1), o.charge(32*int64(i+1)).Balance, "caller %d has a balance of its own", i)

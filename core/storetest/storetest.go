@@ -119,6 +119,12 @@ func anon(addr string) core.Caller {
 	return core.NetworkCaller(netip.PrefixFrom(a, bits))
 }
 
+// host is the caller of one IPv6 address alone, as with
+// Config.IPv6Bits 128.
+func host(addr string) core.Caller {
+	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 128))
+}
+
 func (c *caller) take(cost int64) core.Result {
 	c.t.Helper()
 	res, err := c.s.Take(context.Background(), core.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now})
@@ -331,6 +337,14 @@ func testCallersApart(t *testing.T, s core.Store) {
 		anon("2001:db8:1:2::1"),
 		anon("2001:db8:1:3::1"),
 		anon("::ffff:192.0.2.3"),
+		// The networks next to the unknown caller's key, whatever it
+		// is: every IPv4 address has a caller, and with IPv6Bits 128
+		// every IPv6 address does.
+		anon("0.0.0.0"),
+		anon("255.255.255.255"),
+		host("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+		host("::"),
+		host("::ffff:0:0:0"),
 		core.UserCaller("192.0.2.1"),
 		core.UserCaller("alice"),
 		core.UserCaller("Alice"),
