@@ -125,3 +125,32 @@ func TestRateTableFlagOverDefault(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseNetworks checks that every network ParseNetworks accepts can
+// match an address: none is IPv4-mapped, each is masked, and an address
+// it holds is found in the list, mapped or not.
+func FuzzParseNetworks(f *testing.F) {
+	for _, s := range []string{"::ffff:10.0.0.0/104", "::ffff:10.0.0.1/128", "10.0.0.0/8, 2001:db8::/32", "::ffff:1.2.3.4", "::/0", "::ffff:0:0/95"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := core.ParseNetworks(s)
+		if err != nil {
+			return
+		}
+		for _, p := range n {
+			if p.Addr().Is4In6() {
+				t.Fatalf("%q gave the IPv4-mapped network %s, which never matches", s, p)
+			}
+			if p != p.Masked() {
+				t.Fatalf("%q gave %s, not masked", s, p)
+			}
+			if !n.Contains(p.Addr()) {
+				t.Fatalf("%q: %s is not found in its own network", s, p.Addr())
+			}
+			if p.Addr().Is4() && !n.Contains(netip.AddrFrom16(p.Addr().As16())) {
+				t.Fatalf("%q: %s written IPv4-mapped is not found", s, p.Addr())
+			}
+		}
+	})
+}
