@@ -360,7 +360,7 @@ func firstRefused(t *testing.T, pl *pageLog, prefix string) exchange {
 }
 
 // ratePart matches one limit of the RateLimit and RateLimit-Policy headers:
-// "api.anon.min";r=4;t=60 or "api.anon.min";q=5;w=60.
+// "api.anon.min";r=4 (";t=N" follows on a limit without room) or "api.anon.min";q=5;w=60.
 var ratePart = regexp.MustCompile(`"([^"]+)";(?:r|q)=(\d+)`)
 
 // assertAPIUntouched asks GET /api/records once and checks that it is the

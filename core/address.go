@@ -253,9 +253,32 @@ func (n Networks) validate() error { return n.validateAs("TrustedProxies") }
 func (n Networks) validateAs(field string) error {
 	var errs []error
 	for i, p := range n {
-		if !p.IsValid() {
+		switch {
+		case !p.IsValid():
 			errs = append(errs, fmt.Errorf("%s[%d]: not a valid network", field, i))
+		case p.Addr().Is4In6():
+			// Addresses are unmapped before they are looked up, so the
+			// mapped form never matches ([ParseNetworks] unmaps it).
+			if u, ok := unmapPrefix(p); ok {
+				errs = append(errs, fmt.Errorf("%s[%d] %s: an IPv4-mapped network never matches; write it as %s", field, i, p, u.Masked()))
+			} else {
+				errs = append(errs, fmt.Errorf("%s[%d] %s: an IPv4-mapped network never matches, and one of fewer than 96 bits maps no IPv4 network", field, i, p))
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unmapPrefix returns p, and true, when p is not IPv4-mapped; the IPv4
+// network an IPv4-mapped p maps (::ffff:10.0.0.0/104 is 10.0.0.0/8), and
+// true; or false for an IPv4-mapped p of fewer than 96 bits, which maps
+// no IPv4 network.
+func unmapPrefix(p netip.Prefix) (netip.Prefix, bool) {
+	if !p.Addr().Is4In6() {
+		return p, true
+	}
+	if p.Bits() < 96 {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96), true
 }

@@ -29,12 +29,14 @@ const ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#qu
 
 // A Problem is the body of a refusal as RFC 9457 problem details
 // ("application/problem+json", [ProblemContentType]), with the retry time
-// as the extension member "retry_after":
+// as the extension member "retry_after" and, for a 429, the names of the
+// limits that refused as "violated-policies", the names RateLimit and
+// RateLimit-Policy give them:
 //
 //	{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded",
 //	 "title":"Too Many Requests","status":429,
 //	 "detail":"Request was throttled. Expected available in 7 seconds.",
-//	 "retry_after":7}
+//	 "retry_after":7,"violated-policies":["api.anon.min"]}
 type Problem struct {
 	// Type is a URI that names the kind of problem:
 	// [ProblemQuotaExceeded] for a 429, "about:blank" for the 503 of a
@@ -50,6 +52,9 @@ type Problem struct {
 	Detail string `json:"detail"`
 	// RetryAfter is the wait in whole seconds, as in Retry-After.
 	RetryAfter int64 `json:"retry_after"`
+	// ViolatedPolicies names the limits that refused a 429, as the
+	// quota-exceeded problem type defines them; empty for a 503.
+	ViolatedPolicies []string `json:"violated-policies,omitempty"`
 }
 
 // Problem returns the problem details of a refusal: for a 429 over a
@@ -61,6 +66,8 @@ func (d *Decision) Problem() Problem {
 	p := Problem{Type: ProblemQuotaExceeded, Title: http.StatusText(status), Status: status, Detail: b.Detail, RetryAfter: b.RetryAfter}
 	if status != http.StatusTooManyRequests {
 		p.Type = "about:blank"
+		return p
 	}
+	p.ViolatedPolicies = d.violated()
 	return p
 }

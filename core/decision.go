@@ -84,6 +84,19 @@ func (d *Decision) Refusing() (LimitStatus, bool) {
 	return d.res.Limits[best], true
 }
 
+// violated returns the names of the limits that have no room for the
+// request, as RateLimit writes them but unquoted, or nil.
+func (d *Decision) violated() []string {
+	var names []string
+	for i := range d.n {
+		if d.res.Limits[i].RetryAfter > 0 {
+			name := d.limits.names[i]
+			names = append(names, name[1:len(name)-1])
+		}
+	}
+	return names
+}
+
 // RetryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when
 // the request is allowed, at least 1 when it is denied.
 func (d *Decision) RetryAfterSeconds() int64 {

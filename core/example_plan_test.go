@@ -38,9 +38,9 @@ func ExampleCall_plan() {
 		fmt.Printf("%q allowed=%t %s\n", t.Decision().Plan(), t.Allowed(), h.Get(core.HeaderRateLimit))
 	}
 	// Output:
-	// "" allowed=true "api.user.min";r=2;t=60, "api.user.day";r=999;t=86400
-	// "" allowed=true "api.user.min";r=1;t=60, "api.user.day";r=998;t=86400
-	// "" allowed=true "api.user.min";r=0;t=60, "api.user.day";r=997;t=86400
-	// "" allowed=false "api.user.min";r=0;t=60, "api.user.day";r=997;t=86400
-	// "gold" allowed=true "api.user.min";r=6;t=60, "api.user.day";r=99996;t=86400
+	// "" allowed=true "api.user.min";r=2, "api.user.day";r=999
+	// "" allowed=true "api.user.min";r=1, "api.user.day";r=998
+	// "" allowed=true "api.user.min";r=0, "api.user.day";r=997
+	// "" allowed=false "api.user.min";r=0;t=60, "api.user.day";r=997
+	// "gold" allowed=true "api.user.min";r=6, "api.user.day";r=99996
 }

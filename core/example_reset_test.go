@@ -64,9 +64,9 @@ func ExampleLimiter_Reset() {
 	err = unblock("apii", "203.0.113.7")
 	fmt.Println(errors.Is(err, core.ErrUnknownScope), err)
 	// Output:
-	// allowed "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
-	// allowed "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
-	// denied "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
-	// allowed "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
+	// allowed "api.anon.min";r=1, "api.anon.day";r=99
+	// allowed "api.anon.min";r=0, "api.anon.day";r=98
+	// denied "api.anon.min";r=0;t=60, "api.anon.day";r=98
+	// allowed "api.anon.min";r=1, "api.anon.day";r=99
 	// true ratescope: unknown scope "apii": the limiter's scopes are api
 }

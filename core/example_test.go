@@ -93,8 +93,8 @@ func ExampleLimiter_Allow() {
 		}
 	}
 	// Output:
-	// 203.0.113.7 allowed: "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
-	// 203.0.113.7 allowed: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	// 203.0.113.7 allowed: "api.anon.min";r=1, "api.anon.day";r=99
+	// 203.0.113.7 allowed: "api.anon.min";r=0, "api.anon.day";r=98
 	// 203.0.113.7 refused, Retry-After: 60 Request was throttled. Expected available in 60 seconds.
 }
 

@@ -137,7 +137,7 @@ func TestProblem(t *testing.T) {
 	b, err := json.Marshal(d.Problem())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,
-		"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60}`, string(b))
+		"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60,"violated-policies":["api.anon.min"]}`, string(b))
 
 	closed := newLimiter(t, core.Config{Store: errorStore{err: breakerOpen{wait: 2 * time.Second}}, FailClosedScopes: []string{"api"}, Logger: slog.New(slog.DiscardHandler)})
 	d, err = closed.Allow(context.Background(), "api", anonCaller("192.0.2.1"))

@@ -9,8 +9,8 @@ import (
 
 // newKindLimits resolves the rates of one kind of caller in scope, and
 // builds once the header strings that every decision on them writes (the
-// RateLimit-Policy value, each limit's name and "t" of a full window), so
-// that SetHeaders only appends the numbers.
+// RateLimit-Policy value, each limit's name), so that SetHeaders only
+// appends the numbers.
 func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy bool) kindLimits {
 	kl := kindLimits{rates: rates, minimum: MaxLimit, legacy: legacy}
 	for i, r := range rates {
@@ -18,8 +18,6 @@ func newKindLimits(scope string, kind Kind, rates []Rate, ratio float64, legacy 
 		kl.warnAt[i] = r.Limit - int64(ratio*float64(r.Limit))
 		kl.names[i] = policyName(scope, kind, r)
 		kl.parts[i] = kl.names[i] + ";r="
-		kl.full[i] = ceilSeconds(r.Period)
-		kl.tails[i] = ";t=" + strconv.FormatInt(kl.full[i], 10)
 		if i > 0 {
 			kl.policy += ", "
 			kl.parts[i] = ", " + kl.parts[i]
@@ -42,14 +40,22 @@ const (
 )
 
 // SetHeaders writes the decision to h, as the IETF draft
-// draft-ietf-httpapi-ratelimit-headers describes:
+// draft-ietf-httpapi-ratelimit-headers describes (docs/headers.md names
+// the revision and its sections):
 //
 //	RateLimit-Policy: "api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400
-//	RateLimit: "api.anon.min";r=59;t=60, "api.anon.day";r=999;t=86400
+//	RateLimit: "api.anon.min";r=0;t=7, "api.anon.day";r=940
 //
-// where q is the limit, w the period in seconds, r the units remaining and
-// t the seconds until the window is empty again. When the request is
-// denied, it also sets Retry-After in whole seconds, rounded up. With
+// where q is the limit, w the period in seconds and r the units remaining.
+// t, the seconds until a limit has quota again, is written for a limit
+// that has no room for the request (it refused it, or would have in
+// shadow mode): the seconds, rounded up, until it has room for it. A limit
+// with room has no t: its store tells when its window will be empty, not
+// when its next unit comes back, which in a sliding window is sooner.
+// When the request is denied, it also sets Retry-After in whole seconds,
+// rounded up: the t of the limit that refused, the largest when several
+// did, so never earlier than any limit's t and never longer than the
+// period of the limit that refused. With
 // Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
 // (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
 // has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
@@ -96,11 +102,9 @@ func (d *Decision) SetHeaders(h http.Header) {
 		st := &d.res.Limits[i]
 		b = append(b, k.parts[i]...) // `, "scope.kind.period";r=`
 		b = appendCount(b, st.Remaining)
-		if t := ceilSeconds(st.Reset); t == k.full[i] {
-			b = append(b, k.tails[i]...) // every allowed request
-		} else {
+		if st.RetryAfter > 0 {
 			b = append(b, ";t="...)
-			b = appendCount(b, t)
+			b = appendCount(b, ceilSeconds(st.RetryAfter))
 		}
 		if st.Remaining < d.res.Limits[tight].Remaining {
 			tight = i

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -50,6 +52,27 @@ func (o Outcome) String() string {
 		return outcomeNames[o]
 	}
 	return "none"
+}
+
+// MarshalText returns [Outcome.String], so that an Outcome is written by
+// its name in JSON, YAML and logs; an error for a value that is no Outcome.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if int(o) >= len(outcomeNames) {
+		return nil, fmt.Errorf("outcome %d: not an Outcome", uint8(o))
+	}
+	return []byte(outcomeNames[o]), nil
+}
+
+// UnmarshalText sets o to the Outcome whose [Outcome.String] is text. The
+// error quotes text and names the forms it accepts.
+func (o *Outcome) UnmarshalText(text []byte) error {
+	for v, name := range outcomeNames {
+		if string(text) == name {
+			*o = Outcome(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("outcome %q: want %s or %s", text, strings.Join(outcomeNames[:len(outcomeNames)-1], ", "), outcomeNames[len(outcomeNames)-1])
 }
 
 // Outcomes returns every Outcome an [Event] can have, OutcomeNone aside, in

@@ -158,12 +158,12 @@ func TestForPlan(t *testing.T) {
 	require.True(t, d.Allowed, "gold has room")
 	assert.Equal(t, "gold", d.Plan())
 	assert.Equal(t, `"api.user.min";q=100000;w=60, "api.user.day";q=1000000;w=86400`, h.Get(core.HeaderPolicy), "the plan's limits, under the scope's names")
-	assert.Equal(t, `"api.user.min";r=99994;t=60, "api.user.day";r=999994;t=86400`, h.Get(core.HeaderRateLimit), "the count kept from the base rates")
+	assert.Equal(t, `"api.user.min";r=99994, "api.user.day";r=999994`, h.Get(core.HeaderRateLimit), "the count kept from the base rates")
 
 	d, h = decide("silver", alice)
 	require.True(t, d.Allowed)
 	assert.Equal(t, "silver", d.Plan())
-	assert.Equal(t, `"api.user.min";r=1;t=60, "api.user.day";r=993;t=86400`, h.Get(core.HeaderRateLimit))
+	assert.Equal(t, `"api.user.min";r=1, "api.user.day";r=993`, h.Get(core.HeaderRateLimit))
 
 	d, _ = decide("", alice)
 	assert.False(t, d.Allowed, "back to the base rates, over 5/min")

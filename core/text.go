@@ -162,13 +162,22 @@ func (t RateTable) String() string {
 	return b.String()
 }
 
-// Set adds the parts of s to the table, for the flag package: a flag given
-// twice adds both. A key given twice is an error.
+// Set adds the parts of s to the table, for the flag package, each
+// replacing the table's entry of its key: a flag replaces the rates that
+// the variable held as its default, and a later flag those of an earlier
+// one, key by key; a flag given twice adds both. A key given twice in s is
+// an error, as in [ParseRateTable]; on any error the table is left as it
+// was.
 func (t *RateTable) Set(s string) error {
+	v, err := ParseRateTable(s)
+	if err != nil {
+		return err
+	}
 	if *t == nil {
 		*t = RateTable{}
 	}
-	return t.add(s)
+	maps.Copy(*t, v)
+	return nil
 }
 
 // UnmarshalText replaces the table with the one [ParseRateTable] reads.
@@ -225,8 +234,11 @@ func (t *RateTable) fromMap(m map[string]string) error {
 	return nil
 }
 
-// ParseNetworks reads comma-separated networks or addresses. The error
-// names each bad part.
+// ParseNetworks reads comma-separated networks or addresses. An
+// IPv4-mapped network is read as the IPv4 network it maps
+// (::ffff:10.0.0.0/104 is 10.0.0.0/8), since every address is looked up
+// as IPv4; one of fewer than 96 bits maps no IPv4 network and is an error.
+// The error names each bad part.
 func ParseNetworks(s string) (Networks, error) {
 	var out Networks
 	var errs []error
@@ -236,7 +248,12 @@ func ParseNetworks(s string) (Networks, error) {
 			continue
 		}
 		if p, err := netip.ParsePrefix(part); err == nil {
-			out = append(out, p.Masked())
+			u, ok := unmapPrefix(p)
+			if !ok {
+				errs = append(errs, fmt.Errorf("network %q: an IPv4-mapped network is written with 96 bits or more (::ffff:0:0/96 is 0.0.0.0/0); write it as IPv4, such as 10.0.0.0/8", part))
+				continue
+			}
+			out = append(out, u.Masked())
 			continue
 		}
 		a, err := netip.ParseAddr(part)

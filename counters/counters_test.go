@@ -12,15 +12,14 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
-	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/counters"
 	"github.com/ratescope/ratescope/internal/testkit/metricstest"
 )
 
 // redisStats is a value with a Redis store's counters, fixed.
-type redisStats redisstore.Stats
+type redisStats counters.Redis
 
-func (r redisStats) Stats() redisstore.Stats { return redisstore.Stats(r) }
+func (r redisStats) Stats() counters.Redis { return counters.Redis(r) }
 
 // evictingLimiter is a value of two kinds at once.
 type evictingLimiter struct{ failures, evictions int64 }
@@ -56,7 +55,7 @@ func TestTotals(t *testing.T) {
 		{name: "two Redis stores", values: []any{
 			redisStats{Calls: 10, RoundTrips: 4, Failures: 1, Cached: 2, Nodes: 1},
 			redisStats{Calls: 5, RoundTrips: 5, FailedFast: 7, BreakerOpen: true, OpenNodes: 1, Nodes: 1},
-		}, want: counters.Totals{HasRedis: true, Redis: redisstore.Stats{
+		}, want: counters.Totals{HasRedis: true, Redis: counters.Redis{
 			Calls: 15, RoundTrips: 9, Failures: 1, FailedFast: 7, Cached: 2, BreakerOpen: true, OpenNodes: 1, Nodes: 2,
 		}}},
 	} {
@@ -80,12 +79,12 @@ func TestAddRefuses(t *testing.T) {
 	assert.Equal(t, counters.Totals{}, s.Totals(), "nothing added")
 }
 
-// Every counter of redisstore.Stats is added up, a field added to it
+// Every counter of counters.Redis is added up, a field added to it
 // later too: each numeric field set to 1 in one value and 2 in the other
 // adds up to 3.
 func TestTotalsAddsEveryRedisField(t *testing.T) {
 	t.Parallel()
-	var a, b redisstore.Stats
+	var a, b counters.Redis
 	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
 	for i := range va.NumField() {
 		switch va.Field(i).Kind() {
@@ -95,7 +94,7 @@ func TestTotalsAddsEveryRedisField(t *testing.T) {
 		case reflect.Bool:
 			vb.Field(i).SetBool(true)
 		default:
-			t.Fatalf("redisstore.Stats.%s is a %s: say how Totals adds it up", va.Type().Field(i).Name, va.Field(i).Kind())
+			t.Fatalf("counters.Redis.%s is a %s: say how Totals adds it up", va.Type().Field(i).Name, va.Field(i).Kind())
 		}
 	}
 	var s counters.Set

@@ -48,7 +48,7 @@ func ExampleDenyProblem() {
 	// 200 text/plain; charset=UTF-8
 	// records
 	// 429 application/problem+json
-	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60}
+	// {"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60,"violated-policies":["api.anon.min"]}
 }
 
 // Let a script in a browser on another origin read the rate limit

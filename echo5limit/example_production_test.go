@@ -53,9 +53,9 @@ func Example_routeCosts() {
 		fmt.Printf("%s %d [%s]\n", req.path, w.Code, w.Header().Get("RateLimit"))
 	}
 	// Output:
-	// /api/export 200 ["api.anon.min";r=5;t=60, "api.anon.day";r=95;t=86400]
-	// /api/records 200 ["api.anon.min";r=4;t=60, "api.anon.day";r=94;t=86400]
-	// /api/export 200 ["api.user.min";r=15;t=60, "api.user.day";r=995;t=86400]
+	// /api/export 200 ["api.anon.min";r=5, "api.anon.day";r=95]
+	// /api/records 200 ["api.anon.min";r=4, "api.anon.day";r=94]
+	// /api/export 200 ["api.user.min";r=15, "api.user.day";r=995]
 }
 
 // Tell Echo the same proxies as ratescope, so that c.RealIP() (in logs, in

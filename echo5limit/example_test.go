@@ -55,13 +55,13 @@ func Example() {
 	// Output:
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=1;t=60, "api.anon.day";r=99;t=86400
+	//   RateLimit: "api.anon.min";r=1, "api.anon.day";r=99
 	// 200 records
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	//   RateLimit: "api.anon.min";r=0, "api.anon.day";r=98
 	// 429 {"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60}
 	//   RateLimit-Policy: "api.anon.min";q=2;w=60, "api.anon.day";q=100;w=86400
-	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98;t=86400
+	//   RateLimit: "api.anon.min";r=0;t=60, "api.anon.day";r=98
 	//   Retry-After: 60
 }
 
@@ -197,10 +197,10 @@ func ExampleConfig_cost() {
 		fmt.Println(path, w.Code, w.Header().Get("RateLimit"))
 	}
 	// Output:
-	// /api/records 200 "api.anon.min";r=59;t=60, "api.anon.day";r=999;t=86400
-	// /api/export 200 "export.anon.min";r=5;t=60, "export.anon.day";r=95;t=86400
-	// /api/export 200 "export.anon.min";r=0;t=60, "export.anon.day";r=90;t=86400
-	// /api/export 429 "export.anon.min";r=0;t=60, "export.anon.day";r=90;t=86400
+	// /api/records 200 "api.anon.min";r=59, "api.anon.day";r=999
+	// /api/export 200 "export.anon.min";r=5, "export.anon.day";r=95
+	// /api/export 200 "export.anon.min";r=0, "export.anon.day";r=90
+	// /api/export 429 "export.anon.min";r=0;t=60, "export.anon.day";r=90
 }
 
 // Let administrators and internal services through uncounted, and skip the

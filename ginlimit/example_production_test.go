@@ -55,10 +55,10 @@ func Example_routeCosts() {
 		fmt.Printf("%s %d [%s]\n", req.path, w.Code, w.Header().Get("RateLimit"))
 	}
 	// Output:
-	// /api/export 200 ["api.anon.min";r=5;t=60, "api.anon.day";r=95;t=86400]
-	// /api/records 200 ["api.anon.min";r=4;t=60, "api.anon.day";r=94;t=86400]
+	// /api/export 200 ["api.anon.min";r=5, "api.anon.day";r=95]
+	// /api/records 200 ["api.anon.min";r=4, "api.anon.day";r=94]
 	// /api/health 200 []
-	// /api/export 200 ["api.user.min";r=15;t=60, "api.user.day";r=995;t=86400]
+	// /api/export 200 ["api.user.min";r=15, "api.user.day";r=995]
 }
 
 // Roll a new, tighter limit out on one scope in shadow mode: the "export"
@@ -106,9 +106,9 @@ func ExampleConfig_shadowScope() {
 	fmt.Println("would have been refused:", shadowed)
 	// Output:
 	// ratescope.W610 scopes export are in shadow mode: callers over a limit are counted and logged but served.
-	// 200 "export.anon.min";r=1;t=60, "export.anon.day";r=19;t=86400
-	// 200 "export.anon.min";r=0;t=60, "export.anon.day";r=18;t=86400
-	// 200 "export.anon.min";r=0;t=60, "export.anon.day";r=18;t=86400
+	// 200 "export.anon.min";r=1, "export.anon.day";r=19
+	// 200 "export.anon.min";r=0, "export.anon.day";r=18
+	// 200 "export.anon.min";r=0;t=60, "export.anon.day";r=18
 	// would have been refused: 1
 }
 

@@ -210,6 +210,10 @@ func testBalancesApart(t *testing.T, s balance.Store) {
 		{t: t, s: s, scope: c.scope, who: core.UserCaller("192.0.2.1"), policy: noThresholds, now: start},
 		{t: t, s: s, scope: c.scope + "x", who: c.who, policy: noThresholds, now: start},
 		{t: t, s: s, scope: c.scope, who: anon("2001:db8::1"), policy: noThresholds, now: start},
+		{t: t, s: s, scope: c.scope, who: core.Caller{}, policy: noThresholds, now: start}, // unknown address
+		{t: t, s: s, scope: c.scope, who: anon("0.0.0.0"), policy: noThresholds, now: start},
+		{t: t, s: s, scope: c.scope, who: anon("255.255.255.255"), policy: noThresholds, now: start},
+		{t: t, s: s, scope: c.scope, who: core.NetworkCaller(netip.MustParsePrefix("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")), policy: noThresholds, now: start},
 	}
 	for i, o := range others {
 		assert.Equal(t, int64(i+1), o.charge(32*int64(i+1)).Balance, "caller %d has a balance of its own", i)

@@ -24,7 +24,20 @@ type balanceKey struct {
 // the window tables are, and bounded as they are (Config.MaxEntries).
 type balanceTable struct {
 	users balanceMap[string]
-	anons balanceMap[[16]byte]
+	anons balanceMap[anonKey]
+}
+
+// anonKey is the key of an anonymous caller's balance: storekey.Addr16
+// and whether the address is known, since Addr16 gives the caller whose
+// address is unknown the key of 0.0.0.0, which this table keeps too.
+type anonKey struct {
+	addr  [16]byte
+	known bool
+}
+
+// anonKeyOf returns the key of c's balance.
+func anonKeyOf(c core.Caller) anonKey {
+	return anonKey{addr: storekey.Addr16(c), known: storekey.Known(c)}
 }
 
 type balanceMap[K comparable] struct {
@@ -58,7 +71,7 @@ func (s *Store) Charge(_ context.Context, req balance.Request) (balance.Result, 
 	if req.Caller.Kind() == core.User {
 		o = t.users.charge(s, storekey.User(req.Caller.User()), p, req.Cost, now)
 	} else {
-		o = t.anons.charge(s, storekey.Addr16(req.Caller), p, req.Cost, now)
+		o = t.anons.charge(s, anonKeyOf(req.Caller), p, req.Cost, now)
 	}
 	return balance.Result{Before: o.Before, Balance: o.Balance, Dropped: o.Dropped, Warned: o.Warned, WarnCharged: o.WarnCharged}, nil
 }

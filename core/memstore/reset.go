@@ -49,7 +49,7 @@ func (s *Store) ResetBalance(_ context.Context, req balance.Request) error {
 		if req.Caller.Kind() == core.User {
 			t.users.reset(storekey.User(req.Caller.User()))
 		} else {
-			t.anons.reset(storekey.Addr16(req.Caller))
+			t.anons.reset(anonKeyOf(req.Caller))
 		}
 		return true
 	})

@@ -2,15 +2,12 @@ package redisstore
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/ratescope/ratescope/balance"
-	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // Charge implements [balance.Store] with one EVALSHA command, sent as
@@ -58,21 +55,9 @@ func balanceKey(prefix string, req *balance.Request) string {
 	b := append(buf[:0], prefix...)
 	b = appendEscaped(b, req.Scope)
 	b = append(b, ":{"...)
-	b = appendBalanceID(b, req.Caller)
+	b = appendID(b, req.Caller.Key())
 	b = append(b, "}:b"...)
 	return string(strconv.AppendInt(b, int64(req.Policy.Window/time.Second), 10))
-}
-
-// appendBalanceID appends the hash tag of a balance of caller: as
-// appendID's, with the placeholder of every store before the Key for an
-// unknown address.
-func appendBalanceID(b []byte, caller core.Caller) []byte {
-	if caller.Kind() == core.User {
-		return appendID(b, caller.Key())
-	}
-	k := storekey.Addr16(caller)
-	b = append(b, 'a')
-	return hex.AppendEncode(b, k[:])
 }
 
 // newBalanceCall returns a call from callPool for the balance script on key.

@@ -24,8 +24,8 @@ type request struct {
 //	PREFIX SCOPE ":{" ID "}:" PERIODS
 //
 // where ID is "a" and the 32 hex digits of the network's address for an
-// anonymous caller ("a-" for one whose address is unknown, which no hex
-// digits meet), or "u" and the escaped id of a signed-in one (as the Key
+// anonymous caller, "n" for one whose address is unknown (apart from every
+// "a" key), or "u" and the escaped id of a signed-in one (as the Key
 // counts it), and PERIODS lists the limits' periods in order
 // ("60s,86400s"). SCOPE and ID are escaped so that neither holds a brace:
 // the first "{" of the key is the one before ID, so the hash tag is
@@ -44,7 +44,7 @@ func appendID(b []byte, key core.Key) []byte {
 	}
 	a, ok := key.Addr()
 	if !ok {
-		return append(b, "a-"...)
+		return append(b, 'n') // no address: apart from every "a" key
 	}
 	b = append(b, 'a')
 	return hex.AppendEncode(b, a[:])

@@ -42,7 +42,7 @@ type node struct {
 	timeout  time.Duration
 	breaker  breaker
 	liveness liveness
-	counters *counters
+	counters *tally
 	answered func() // told of every batch Redis answered
 
 	room    chan struct{} // a token per queued call: capacity maxQueue
@@ -64,8 +64,8 @@ const senderIdle = 100 * time.Millisecond
 // gatherWait is how long a sender waits for each call of node.gather.
 const gatherWait = 20 * time.Millisecond
 
-// counters are a store's statistics, shared by its nodes.
-type counters struct {
+// tally holds a store's statistics, shared by its nodes.
+type tally struct {
 	calls, commands, trips, failures, failedFast, cacheHits, waited atomic.Int64
 }
 

@@ -64,6 +64,9 @@ func testResetOneCaller(t *testing.T, s core.Store) {
 	user := at(scope, core.UserCaller("192.0.2.1")) // the other kind, named alike
 	elsewhere := at(other, anon("192.0.2.1"))
 	v6 := at(scope, anon("2001:db8:1:2::1"))
+	unknown := at(scope, core.Caller{})
+	last := at(scope, host("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"))
+	zero := at(scope, anon("0.0.0.0"))
 
 	blocked.allow(5)
 	require.False(t, blocked.take(1).Allowed, "blocked before the reset")
@@ -71,6 +74,13 @@ func testResetOneCaller(t *testing.T, s core.Store) {
 	user.allow(3)
 	elsewhere.allow(1)
 	v6.allow(5)
+	last.allow(1)
+	zero.allow(1)
+	unknown.allow(5)
+	unknown.reset()
+	assert.Equal(t, []int64{4, 99}, unknown.remaining(), "the caller whose address is unknown is reset")
+	assert.Equal(t, []int64{3, 98}, last.remaining(), "the last IPv6 address keeps its counts")
+	assert.Equal(t, []int64{3, 98}, zero.remaining(), "0.0.0.0 keeps its counts")
 
 	blocked.reset()
 	assert.Equal(t, []int64{4, 99}, blocked.remaining(), "the whole limit less the cost")

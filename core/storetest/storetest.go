@@ -102,6 +102,12 @@ func anon(addr string) core.Caller {
 	return core.NetworkCaller(netip.PrefixFrom(a, bits))
 }
 
+// host is the caller of one IPv6 address alone, as with
+// Config.IPv6Bits 128.
+func host(addr string) core.Caller {
+	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 128))
+}
+
 func (c *caller) take(cost int64) core.Result {
 	c.t.Helper()
 	res, err := storecall.Take(context.Background(), c.s, storecall.Request{Scope: c.scope, Caller: c.who, Limits: c.limits, Cost: cost, Now: c.now})
@@ -321,6 +327,14 @@ func testCallersApart(t *testing.T, s core.Store) {
 		core.NetworkCaller(netip.MustParsePrefix("255.255.255.255/32")),
 		core.NetworkCaller(netip.MustParsePrefix("0.0.0.0/32")),
 		core.NetworkCaller(netip.MustParsePrefix("::ffff:0:0/95")),
+		// The networks next to the unknown caller's key, whatever it
+		// is: every IPv4 address has a caller, and with IPv6Bits 128
+		// every IPv6 address does.
+		anon("0.0.0.0"),
+		anon("255.255.255.255"),
+		host("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+		host("::"),
+		host("::ffff:0:0:0"),
 		core.UserCaller("192.0.2.1"),
 		core.UserCaller("alice"),
 		core.UserCaller("Alice"),

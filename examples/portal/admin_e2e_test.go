@@ -116,9 +116,9 @@ func adminScript(t *testing.T, p *process, tag string, base int) {
 	assert.Empty(t, body)
 	resp, _ = records(from(blocked))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, `"api.anon.min";r=2;t=60, "api.anon.day";r=99;t=86400`, resp.Header.Get("RateLimit"))
+	assert.Equal(t, `"api.anon.min";r=2, "api.anon.day";r=99`, resp.Header.Get("RateLimit"))
 	resp, _ = records(from(neighbour))
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=1;t=`, "another caller keeps its counts")
+	assert.Regexp(t, `"api.anon.min";r=1(,|$)`, resp.Header.Get("RateLimit"), "another caller keeps its counts")
 
 	// The admin route is not limited.
 	for range 10 {
@@ -137,7 +137,7 @@ func adminScript(t *testing.T, p *process, tag string, base int) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
 	resp, _ = records(from(v6 + "3"))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=2;t=`)
+	assert.Regexp(t, `"api.anon.min";r=2(,|$)`, resp.Header.Get("RateLimit"))
 
 	// A signed-in user, by name.
 	user := "alice-" + tag
@@ -151,9 +151,9 @@ func adminScript(t *testing.T, p *process, tag string, base int) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
 	resp, _ = records(signedIn)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.user.min";r=1;t=`)
+	assert.Regexp(t, `"api.user.min";r=1(,|$)`, resp.Header.Get("RateLimit"))
 	resp, _ = records(from(blocked))
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=1;t=`, "the address keeps its anonymous count")
+	assert.Regexp(t, `"api.anon.min";r=1(,|$)`, resp.Header.Get("RateLimit"), "the address keeps its anonymous count")
 
 	// A search box's scope, apart from the API's.
 	search := func() *http.Response {
@@ -170,7 +170,7 @@ func adminScript(t *testing.T, p *process, tag string, base int) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode, body)
 	resp = search()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"autocomplete.project.anon.min";r=1;t=`)
+	assert.Regexp(t, `"autocomplete.project.anon.min";r=1(,|$)`, resp.Header.Get("RateLimit"))
 
 	// The balance of /rpc (scope ledger): dropped, then reset.
 	rpc := func() *http.Response {

@@ -196,7 +196,7 @@ func TestFailClosedLogin(t *testing.T) {
 	for i, p := range procs {
 		resp, body := p.loginFrom(t, credentials("frank", "pw-frank"), guesser, "")
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", frameworks[i], body)
-		require.Contains(t, resp.Header.Get("RateLimit"), `"login.anon.15min";r=4;`, "counted in Redis, then given back")
+		require.Regexp(t, `"login.anon.15min";r=4(,|$)`, resp.Header.Get("RateLimit"), "counted in Redis, then given back")
 	}
 
 	require.NoError(t, srv.Stop())
@@ -246,10 +246,10 @@ func TestFailClosedLogin(t *testing.T) {
 	for i, p := range procs {
 		resp, body := p.loginFrom(t, credentials("frank", "pw-frank"), fresh, "")
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: the password is checked again: %s", frameworks[i], body)
-		assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "%s: counted, then given back", frameworks[i])
+		assert.Regexp(t, fmt.Sprintf(`"login.anon.15min";r=%d(,|$)`, 4-i), resp.Header.Get("RateLimit"), "%s: counted, then given back", frameworks[i])
 		resp, body = p.loginFrom(t, credentials("frank", "guess"), fresh, "")
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", frameworks[i], body)
-		assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "%s: counted", frameworks[i])
+		assert.Regexp(t, fmt.Sprintf(`"login.anon.15min";r=%d(,|$)`, 4-i), resp.Header.Get("RateLimit"), "%s: counted", frameworks[i])
 	}
 	resp, _ := procs[0].loginFrom(t, credentials("frank", "pw-frank"), guesser, "")
 	t.Logf("the guesser after the recovery (its refused attempts may count): %d, RateLimit %q", resp.StatusCode, resp.Header.Get("RateLimit"))

@@ -82,7 +82,7 @@ func TestLogin(t *testing.T) {
 			// The /api group's scope did not count the attempts.
 			resp, body = p.get(t, "/api/records", "")
 			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-			assert.Contains(t, resp.Header.Get("RateLimit"), `"api.anon.min";r=59;`)
+			assert.Regexp(t, `"api.anon.min";r=59(,|$)`, resp.Header.Get("RateLimit"))
 		})
 	}
 }
@@ -103,7 +103,7 @@ func TestLoginTakesJSONOnly(t *testing.T) {
 				resp, body := p.sendBytes(t, http.MethodPost, "/api/login", form, map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
 				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "form attempt %d: %s", i+1, body)
 				assert.JSONEq(t, `{"error":"malformed body: want {\"user\":\"NAME\",\"password\":\"PASSWORD\"}"}`, string(body))
-				assert.Contains(t, resp.Header.Get("RateLimit"), fmt.Sprintf(`"login.anon.15min";r=%d;`, 4-i), "counted")
+				assert.Regexp(t, fmt.Sprintf(`"login.anon.15min";r=%d(,|$)`, 4-i), resp.Header.Get("RateLimit"), "counted")
 			}
 			resp, body := p.login(t, credentials("alice", "pw-alice"), "")
 			requireRefusedLogin(t, resp, body)
@@ -222,7 +222,7 @@ func TestLoginRedis(t *testing.T) {
 		for _, p := range []*process{g, e, e5} {
 			resp, body := p.login(t, credentials("erin", "pw-erin"), "")
 			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-			assert.Contains(t, resp.Header.Get("RateLimit"), `"login.anon.15min";r=4;`, "right attempts given back")
+			assert.Regexp(t, `"login.anon.15min";r=4(,|$)`, resp.Header.Get("RateLimit"), "right attempts given back")
 		}
 	}
 	if requireStrictStorm(t, g, e, e5) < 5 {

@@ -35,7 +35,7 @@ func TestPlans(t *testing.T) {
 					resp, body := p.get(t, "/api/records", user)
 					require.Equal(t, http.StatusOK, resp.StatusCode, "%s on gold, request %d: %s", user, i+1, body)
 					assert.Equal(t, goldPolicy, resp.Header.Get("RateLimit-Policy"))
-					assert.Contains(t, resp.Header.Get("RateLimit"), `"api.user.min";r=`+strconv.Itoa(3-i)+";t=")
+					assert.Regexp(t, `"api.user.min";r=`+strconv.Itoa(3-i)+"(,|$)", resp.Header.Get("RateLimit"))
 				}
 				resp, _ := p.get(t, "/api/records", user)
 				assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "%s over gold's 4/min", user)
@@ -73,8 +73,8 @@ func TestPlanChangeKeepsTheCount(t *testing.T) {
 	assert.Equal(t, userPolicy, resp.Header.Get("RateLimit-Policy"))
 	resp, _ = gold.get(t, "/api/records", "alice")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "back on gold: 3 of 4")
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.user.min";r=1;t=`)
-	assert.Contains(t, resp.Header.Get("RateLimit"), `"api.user.day";r=1997;t=`)
+	assert.Regexp(t, `"api.user.min";r=1(,|$)`, resp.Header.Get("RateLimit"))
+	assert.Regexp(t, `"api.user.day";r=1997(,|$)`, resp.Header.Get("RateLimit"))
 }
 
 func TestPlanArguments(t *testing.T) {

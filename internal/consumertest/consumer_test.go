@@ -297,7 +297,7 @@ func sampleRefusal(t *testing.T, readme string) refusal {
 	return r
 }
 
-// tRe matches the seconds until a window is empty in a RateLimit field,
+// tRe matches the seconds until a limit has room in a RateLimit field,
 // which a second passing between two requests may lower.
 var tRe = regexp.MustCompile(`;t=[0-9]+`)
 
@@ -329,17 +329,19 @@ func assertRefusal(t *testing.T, want refusal, q quickStart, resp *http.Response
 		case "Date":
 			continue
 		case "Ratelimit":
-			// t is at most w, the period of the limit in the same place
-			// of RateLimit-Policy.
-			wRe, tNum := regexp.MustCompile(`;w=([0-9]+)`), regexp.MustCompile(`;t=([0-9]+)`)
-			ws := wRe.FindAllStringSubmatch(resp.Header.Get("Ratelimit-Policy"), -1)
-			ts := tNum.FindAllStringSubmatch(resp.Header.Get(k), -1)
-			if assert.Len(t, ts, len(ws), "a t for each limit") {
-				for i := range ts {
-					tv, _ := strconv.Atoi(ts[i][1])
-					wv, _ := strconv.Atoi(ws[i][1])
-					assert.True(t, tv >= 1 && tv <= wv, "t=%d of a limit of w=%d", tv, wv)
-				}
+			// A limit without room has a t, at most w, the period
+			// RateLimit-Policy gives the limit of that name; a refusal
+			// has one at least.
+			wRe, withT := regexp.MustCompile(`"([^"]+)";q=[0-9]+;w=([0-9]+)`), regexp.MustCompile(`"([^"]+)";r=[0-9]+;t=([0-9]+)`)
+			ws := map[string]int{}
+			for _, m := range wRe.FindAllStringSubmatch(resp.Header.Get("Ratelimit-Policy"), -1) {
+				ws[m[1]], _ = strconv.Atoi(m[2])
+			}
+			ts := withT.FindAllStringSubmatch(resp.Header.Get(k), -1)
+			assert.NotEmpty(t, ts, "a t for the limit that refused")
+			for _, m := range ts {
+				tv, _ := strconv.Atoi(m[2])
+				assert.True(t, tv >= 1 && tv <= ws[m[1]], "t=%d of %s, a limit of w=%d", tv, m[1], ws[m[1]])
 			}
 			assert.Equal(t, tRe.ReplaceAllString(v[0], ";t=T"), tRe.ReplaceAllString(resp.Header.Get(k), ";t=T"), k)
 			continue

@@ -42,14 +42,32 @@ func User(id string) string {
 }
 
 // Addr16 returns an anonymous caller's network as 16 bytes, an IPv4
-// address in its IPv4-mapped IPv6 form. Distinct networks give distinct
-// keys (a caller's network is masked to its prefix length, which is the
-// same for every anonymous caller of one Limiter). An unknown address
-// gives sixteen 0xff bytes, a multicast address that no request comes
-// from. Stores use it as a compact map key.
+// address in its IPv4-mapped IPv6 form: stores use it as a compact map
+// key. Distinct networks give distinct keys (a caller's network is masked
+// to its prefix length, which is the same for every anonymous caller of
+// one Limiter).
+//
+// A caller whose address is unknown gives the IPv4-mapped form of
+// 0.0.0.0, ::ffff:0.0.0.0. Every 16-byte value is some network's key (every IPv6
+// address is one with Config.IPv6Bits 128), but no IPv6 network has an
+// IPv4-mapped key, since an address is unmapped before it is masked: in a
+// table that keeps IPv4 callers elsewhere (the memory store's window
+// tables keep them under 4 bytes), the unknown caller shares no count. A
+// store that keeps IPv4 callers under Addr16 too must keep the unknown
+// caller apart itself, as [Known] tells; the conformance suite
+// (core/storetest) counts 0.0.0.0, the unknown caller and the last IPv6
+// address apart in every store.
 func Addr16(c core.Caller) [16]byte {
-	if !c.Network().IsValid() {
-		return [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	if !Known(c) {
+		return unknown16
 	}
 	return c.Network().Addr().As16()
 }
+
+// unknown16 is the key Addr16 gives a caller whose address is unknown:
+// ::ffff:0.0.0.0.
+var unknown16 = [16]byte{10: 0xff, 11: 0xff}
+
+// Known reports whether the address of an anonymous caller is known: false
+// for the caller whose key [Addr16] shares with 0.0.0.0.
+func Known(c core.Caller) bool { return c.Network().IsValid() }

@@ -2,11 +2,14 @@ package storekey_test
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
@@ -47,6 +50,53 @@ func FuzzUser(f *testing.F) {
 		}
 		if len(a) <= storekey.MaxUser && ka != a {
 			t.Fatalf("short id %q changed to %q", a, ka)
+		}
+	})
+}
+
+// The unknown caller's key is IPv4-mapped, which no IPv6 network's key
+// is, whatever its length: it is apart from every network in a table that
+// keeps IPv4 callers elsewhere, and Known tells it from 0.0.0.0 in one
+// that does not.
+func TestAddr16Unknown(t *testing.T) {
+	t.Parallel()
+	unknown := storekey.Addr16(core.Caller{})
+	assert.False(t, storekey.Known(core.Caller{}))
+	assert.Equal(t, [16]byte{10: 0xff, 11: 0xff}, unknown, "::ffff:0.0.0.0")
+	for _, addr := range []string{"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::", "::ffff:0:0:0", "::fffe:0:0", "2001:db8::1"} {
+		for _, bits := range []int{128, 96, 64, 1} {
+			p, err := netip.MustParseAddr(addr).Prefix(bits)
+			require.NoError(t, err)
+			c := core.NetworkCaller(p)
+			assert.True(t, storekey.Known(c))
+			assert.NotEqual(t, unknown, storekey.Addr16(c), "%s", p)
+		}
+	}
+	zero := core.NetworkCaller(netip.MustParsePrefix("0.0.0.0/32"))
+	assert.Equal(t, unknown, storekey.Addr16(zero), "shared with 0.0.0.0, which Known tells apart")
+	assert.True(t, storekey.Known(zero))
+}
+
+// FuzzAddr16 checks that no IPv6 network, of any length, has the unknown
+// caller's key.
+func FuzzAddr16(f *testing.F) {
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 128)
+	f.Add([]byte{10: 0xff, 11: 0xff}, 128)
+	unknown := storekey.Addr16(core.Caller{})
+	f.Fuzz(func(t *testing.T, b []byte, bits int) {
+		if len(b) != 16 || bits < 1 || bits > 128 {
+			return
+		}
+		a := netip.AddrFrom16([16]byte(b))
+		c := core.Caller{}
+		if a.Is4In6() {
+			c = core.NetworkCaller(netip.PrefixFrom(a.Unmap(), 32))
+		} else {
+			p, _ := a.Prefix(bits)
+			c = core.NetworkCaller(p)
+		}
+		if storekey.Addr16(c) == unknown && storekey.Known(c) && !a.Is4In6() {
+			t.Fatalf("%s has the unknown caller's key", c.Network())
 		}
 	})
 }

@@ -113,7 +113,7 @@ func testDenyProblem(t *testing.T, build builder) {
 	retry := w.Header().Get("Retry-After")
 	assert.Equal(t, "60", retry)
 	assert.JSONEq(t, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,
-		"detail":"Request was throttled. Expected available in `+retry+` seconds.","retry_after":`+retry+`}`, w.Body.String())
+		"detail":"Request was throttled. Expected available in `+retry+` seconds.","retry_after":`+retry+`,"violated-policies":["api.anon.min"]}`, w.Body.String())
 	assert.Contains(t, w.Header().Get(core.HeaderRateLimit), `"api.anon.min";r=0;t=`)
 	assert.Equal(t, 3, a.served())
 

@@ -105,7 +105,7 @@ func testGiveBack(t *testing.T, build builder) {
 	for i := range 20 {
 		w := a.post(addr, RightPassword)
 		require.Equal(t, http.StatusOK, w.Code, "right attempt %d", i+1)
-		assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=4;`, "right attempt %d: counted, given back after the answer", i+1)
+		assert.Regexp(t, `"api.anon.min";r=4(,|$)`, w.Header().Get("RateLimit"), "right attempt %d: counted, given back after the answer", i+1)
 	}
 	for i := range 5 {
 		w := a.post(addr, "wrong")
