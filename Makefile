@@ -106,7 +106,9 @@ fuzz:
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzTrustedClientAddr -fuzztime=30s
 	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseIPv4Port -fuzztime=30s
 	$(GO) test ./cmd/ratescope/internal/replay/ -run='^$$' -fuzz=FuzzParseLine -fuzztime=30s
-	$(GO) test ./core/internal/storekey/ -run='^$$' -fuzz=FuzzUser -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzKeyUser -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzKeyAddr -fuzztime=30s
+	$(GO) test ./core/ -run='^$$' -fuzz=FuzzParseNetworks -fuzztime=30s
 
 # The long load and fault runs (build tag soak; a few minutes, without
 # the race detector): 10,000,000 new callers through memstore, a minute of

@@ -69,10 +69,6 @@ type kindLimits struct {
 	// parts[i] starts limit i's entry in the RateLimit value: a ", "
 	// after the first, its name and ";r=".
 	parts [MaxLimits]string
-	// full[i] is limit i's t when its window is a whole period from
-	// empty, as after every allowed request; tails[i] is ";t=" and it.
-	full  [MaxLimits]int64
-	tails [MaxLimits]string
 
 	plan string // the plan of these limits, or "" (plan.go)
 }

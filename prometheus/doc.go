@@ -33,7 +33,7 @@
 //
 //	ratescope_store_failures_total           counter (core.Limiter.StoreFailures)
 //	ratescope_store_evictions_total          counter (memstore.Store.Evictions)
-//	ratescope_redis_calls_total              counter (redisstore.Stats.Calls)
+//	ratescope_redis_calls_total              counter (counters.Redis.Calls)
 //	ratescope_redis_round_trips_total        counter
 //	ratescope_redis_failures_total           counter
 //	ratescope_redis_failed_fast_total        counter

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/storekey"
 	"github.com/ratescope/ratescope/internal/decay"
 )
 
@@ -27,9 +26,8 @@ type balanceTable struct {
 	anons balanceMap[anonKey]
 }
 
-// anonKey is the key of an anonymous caller's balance: storekey.Addr16
-// and whether the address is known, since Addr16 gives the caller whose
-// address is unknown the key of 0.0.0.0, which this table keeps too.
+// anonKey is the key of an anonymous caller's balance: its network's
+// address and whether the address is known (core.Key.Addr).
 type anonKey struct {
 	addr  [16]byte
 	known bool
@@ -37,7 +35,14 @@ type anonKey struct {
 
 // anonKeyOf returns the key of c's balance.
 func anonKeyOf(c core.Caller) anonKey {
-	return anonKey{addr: storekey.Addr16(c), known: storekey.Known(c)}
+	a, known := c.Key().Addr()
+	return anonKey{addr: a, known: known}
+}
+
+// userKeyOf returns the key of signed-in c's balance.
+func userKeyOf(c core.Caller) string {
+	id, _ := c.Key().User()
+	return id
 }
 
 type balanceMap[K comparable] struct {
@@ -69,7 +74,7 @@ func (s *Store) Charge(_ context.Context, req balance.Request) (balance.Result, 
 	advance(&s.latestBalance, now)
 	var o decay.Outcome
 	if req.Caller.Kind() == core.User {
-		o = t.users.charge(s, storekey.User(req.Caller.User()), p, req.Cost, now)
+		o = t.users.charge(s, userKeyOf(req.Caller), p, req.Cost, now)
 	} else {
 		o = t.anons.charge(s, anonKeyOf(req.Caller), p, req.Cost, now)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/internal/storekey"
 )
 
 // reset drops the entries of key in every table of the scope and kind of
@@ -47,7 +46,7 @@ func (s *Store) ResetBalance(_ context.Context, req balance.Request) error {
 		}
 		t := v.(*balanceTable)
 		if req.Caller.Kind() == core.User {
-			t.users.reset(storekey.User(req.Caller.User()))
+			t.users.reset(userKeyOf(req.Caller))
 		} else {
 			t.anons.reset(anonKeyOf(req.Caller))
 		}
