@@ -88,7 +88,6 @@ func TestResetAddrCaller(t *testing.T) {
 	assert.Equal(t, core.Caller{}, lim.AddrCaller(netip.Addr{}), "an invalid address is the unknown caller")
 }
 
-
 // TestResetErrors checks the errors of Reset: an unknown scope, a store
 // that cannot reset (which New accepts), a store that fails; none is
 // observed.
@@ -106,7 +105,6 @@ func TestResetErrors(t *testing.T) {
 
 	_, err = lim.Allow(ctx, "nope", caller)
 	assert.ErrorIs(t, err, core.ErrUnknownScope, "AllowN's unknown scope is the same error")
-
 
 	broken := newLimiter(t, core.Config{Store: resetFails{}, Observe: observe})
 	err = broken.Reset(ctx, "api", caller)
