@@ -95,10 +95,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "no warnings")
 	}
 	fmt.Fprintf(stdout, "\nproxies: %s; trusted proxies: %s; log written by: %s\n", s.NumProxies.String(), orNone(s.TrustedProxies.String()), s.LoggedBy)
-	routes := s.Routes
-	if len(routes) == 0 {
-		routes = replay.DefaultRoutes()
-	}
+	routes := s.RoutesInForce()
 	fmt.Fprintf(stdout, "routes: %s\n\n", routes.String())
 	fmt.Fprintf(stdout, "%-28s %-24s %s\n", "scope", "anon", "user")
 	for _, sc := range scopes {
@@ -185,6 +182,10 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = rep.WriteText(stdout)
 	}
 	if err != nil {
+		fmt.Fprintf(stderr, "ratescope: %v\n", err)
+		return 1
+	}
+	if err := rep.Err(); err != nil {
 		fmt.Fprintf(stderr, "ratescope: %v\n", err)
 		return 1
 	}

@@ -29,6 +29,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,7 @@ type Replayer struct {
 
 	lines, skipped, unrouted int64
 	examples                 []string
+	firstBad                 []byte // the first line that could not be read, cut to 4 KiB
 	from, to                 time.Time
 	m0, width                int64 // the first minute of the log, minutes per point
 	lastSweep                int64
@@ -138,7 +140,7 @@ func New(opt Options) (*Replayer, error) {
 		r.whatIf = append(r.whatIf, d)
 		r.tables = append(r.tables, strings.TrimSpace(spec))
 	}
-	r.router = newRouter(opt.Settings.routes(), func(s string) bool { _, ok := base.scopes[s]; return ok })
+	r.router = newRouter(opt.Settings.RoutesInForce(), func(s string) bool { _, ok := base.scopes[s]; return ok })
 	r.bound = opt.Settings.MaxEntries
 	if r.bound <= 0 {
 		r.bound = 1 << 20
@@ -234,6 +236,7 @@ func (r *Replayer) produce(in io.Reader, free <-chan *batch, full chan<- *batch)
 			e := &b.entries[len(b.entries)-1]
 			if e.err = r.parser.Parse(line, &e.line); e.err != nil {
 				e.raw = clip(line)
+				r.keepBad(line)
 			} else {
 				l := &e.line
 				l.Addr, l.Forwarded, l.User = b.own(l.Addr), b.own(l.Forwarded), b.own(l.User)
@@ -280,8 +283,17 @@ func (r *Replayer) Line(b []byte) {
 	e := entry{}
 	if e.err = r.parser.Parse(b, &e.line); e.err != nil {
 		e.raw = clip(b)
+		r.keepBad(b)
 	}
 	r.decide(&e)
+}
+
+// keepBad keeps a copy of the first line that could not be read, for the
+// hint of [Report.Err].
+func (r *Replayer) keepBad(line []byte) {
+	if r.firstBad == nil {
+		r.firstBad = bytes.Clone(line[:min(len(line), 4096)])
+	}
 }
 
 // decide decides the request of a line read.
@@ -408,6 +420,7 @@ func (r *Replayer) Report() *Report {
 	rep := &Report{
 		Lines: r.lines, Skipped: r.skipped, Unrouted: r.unrouted, SkippedExamples: r.examples,
 		From: r.from, To: r.to, Tables: r.tables, MinutesPerPoint: r.width,
+		format: r.opt.Format, routes: r.opt.Settings.RoutesInForce(), readsAs: readsAs(r.firstBad, r.opt.Format),
 	}
 	if r.m0 >= 0 {
 		rep.Start = time.Unix(r.m0*60, 0).UTC()

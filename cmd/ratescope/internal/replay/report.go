@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -27,6 +29,54 @@ type Report struct {
 	Tables []string
 	// Groups are the scopes and kinds with requests, sorted.
 	Groups []GroupReport
+
+	format  string // Options.Format
+	routes  Routes // the routes in force
+	readsAs string // a format the first unreadable line reads in, "" if none
+}
+
+// Err reports a replay that tells nothing, and the flag to change: no
+// line given, no line readable in -format (and the format a line reads
+// in, if one of combined, main and json does), or no request whose path
+// a route limits. It is nil for any other replay.
+func (rep *Report) Err() error {
+	read := rep.Lines - rep.Skipped
+	format := cmp.Or(rep.format, "combined")
+	switch {
+	case rep.Lines == 0:
+		return errors.New("no line to replay")
+	case read == 0:
+		hint := "give the log's format: -format combined, main, json, or its nginx log_format string"
+		if rep.readsAs != "" {
+			hint = "the first reads as -format " + rep.readsAs
+		}
+		return fmt.Errorf("%s, and none could be read as -format %s; %s", plural(rep.Lines, "line"), format, hint)
+	case rep.Unrouted == read:
+		return fmt.Errorf("%s read, and none was limited: no path starts with the prefix of a route (%s); give the application's routes with -route PREFIX=SCOPE", plural(read, "line"), rep.routes.String())
+	}
+	return nil
+}
+
+// readsAs returns the first of combined, main and json, other than
+// format, in which line reads, or "".
+func readsAs(line []byte, format string) string {
+	if line == nil {
+		return ""
+	}
+	for _, f := range []string{"combined", "main", "json"} {
+		if f == cmp.Or(format, "combined") {
+			continue
+		}
+		p, err := NewParser(f, DefaultJSONFields())
+		if err != nil {
+			continue
+		}
+		var l Line
+		if p.Parse(line, &l) == nil {
+			return f
+		}
+	}
+	return ""
 }
 
 // GroupReport is the figures of one scope and kind.
