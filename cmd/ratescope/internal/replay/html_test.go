@@ -1,0 +1,176 @@
+package replay_test
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
+	"github.com/ratescope/ratescope/core"
+)
+
+// page returns the HTML report of log replayed with opt.
+func page(t *testing.T, opt replay.Options, log string) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, run(t, opt, log).WriteHTML(&b))
+	return b.String()
+}
+
+// chart returns the SVG of one chart of the page.
+func chart(t *testing.T, page, name, scope, kind string) string {
+	t.Helper()
+	open := fmt.Sprintf(`<svg class="chart" data-chart="%s" data-scope="%s" data-kind="%s"`, name, scope, kind)
+	i := strings.Index(page, open)
+	require.GreaterOrEqual(t, i, 0, "no chart %s of %s %s", name, scope, kind)
+	j := strings.Index(page[i:], "</svg>")
+	require.Positive(t, j)
+	return page[i : i+j]
+}
+
+var (
+	strokeRE = regexp.MustCompile(`<(?:path|line|rect) class="(series|limit|bar)"[^>]*? (?:stroke|fill)="(#[0-9a-f]{6})"`)
+	topRE    = regexp.MustCompile(`data-y-top="([0-9.]+)" data-y-scale="(log|linear)"`)
+	pointRE  = regexp.MustCompile(`([0-9.]+) ([0-9.]+)`)
+	limitXRE = regexp.MustCompile(`<line class="limit"[^>]* x1="([0-9.]+)"`)
+)
+
+// hue returns the hue of a colour #rrggbb in degrees, and its saturation
+// from 0 to 1.
+func hue(t *testing.T, c string) (h, sat float64) {
+	t.Helper()
+	v, err := strconv.ParseUint(c[1:], 16, 32)
+	require.NoError(t, err)
+	r, g, b := float64(v>>16)/255, float64(v>>8&255)/255, float64(v&255)/255
+	hi, lo := max(r, g, b), min(r, g, b)
+	if hi == lo {
+		return 0, 0
+	}
+	switch hi {
+	case r:
+		h = 60 * (g - b) / (hi - lo)
+	case g:
+		h = 60 * (2 + (b-r)/(hi-lo))
+	default:
+		h = 60 * (4 + (r-g)/(hi-lo))
+	}
+	if h < 0 {
+		h += 360
+	}
+	return h, (hi - lo) / hi
+}
+
+// TestChartColours: in every chart the callers (or the tables) are drawn
+// in colours of their own, none the limit's, and none a red or a green
+// that would read as bad or good.
+func TestChartColours(t *testing.T) {
+	t.Parallel()
+	var all [][]req
+	for i := range 6 {
+		all = append(all, paced(fmt.Sprintf("203.0.113.%d", i+1), "", "/api/x", t0, time.Minute/time.Duration(70+i), 140))
+	}
+	p := page(t, replay.Options{WhatIf: []string{"api.anon=30/min", "api.anon=90/min", "api.anon=120/min"}}, combined(sorted(all...), false))
+	for _, name := range []string{"per-minute", "peak-minute", "what-if"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			seen := map[string]string{}
+			var limit string
+			for _, m := range strokeRE.FindAllStringSubmatch(chart(t, p, name, "api", "anon"), -1) {
+				what, colour := m[1], m[2]
+				if what == "limit" {
+					limit = colour
+					continue
+				}
+				h, sat := hue(t, colour)
+				if sat > 0.5 {
+					assert.False(t, h < 20 || h > 340, "%s %s is a red", what, colour)
+					assert.False(t, h > 90 && h < 160, "%s %s is a green", what, colour)
+				}
+				if name != "peak-minute" {
+					assert.NotContains(t, seen, colour, "%s and %s", seen[colour], m[0])
+				}
+				seen[colour] = m[0]
+			}
+			assert.NotEmpty(t, seen)
+			if name != "what-if" {
+				require.NotEmpty(t, limit, "the limit line's colour")
+				assert.NotContains(t, seen, limit, "a series in the limit's colour")
+			}
+		})
+	}
+}
+
+// yAt returns the y at x of the step path d: that of its last point at or
+// left of x.
+func yAt(t *testing.T, d string, x float64) float64 {
+	t.Helper()
+	y := -1.0
+	for _, m := range pointRE.FindAllStringSubmatch(d, -1) {
+		px, _ := strconv.ParseFloat(m[1], 64)
+		py, _ := strconv.ParseFloat(m[2], 64)
+		if px <= x {
+			y = py
+		}
+	}
+	require.GreaterOrEqual(t, y, 0.0, "no point left of %v in %s", x, d)
+	return y
+}
+
+// TestChartScales: the y axes fit their data (their top is the busiest
+// figure or the limit, not twice either), and a few callers or requests
+// beside many stay visible: four callers above a day limit among 2,000
+// are drawn at least a tenth of the chart's height above the x axis, and
+// so is one of them, a poller at 2 requests a minute under a limit of 60.
+func TestChartScales(t *testing.T) {
+	t.Parallel()
+	const baseline, height = 260 - 36, 260 - 16 - 36
+	var all [][]req
+	for i := range 2000 {
+		all = append(all, []req{{t: t0.Add(time.Duration(i) * time.Second), addr: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), path: "/api/x"}})
+	}
+	for i := range 3 {
+		all = append(all, paced(fmt.Sprintf("203.0.113.%d", i+1), "", "/api/x", t0, 12*time.Second, 1200))
+	}
+	all = append(all, paced("198.51.100.7", "", "/api/x", t0, 30*time.Second, 1200))
+	var opt replay.Options
+	opt.Settings.Rates = core.RateTable{"api.anon": "60/min,1000/day"}
+	p := page(t, opt, combined(sorted(all...), false))
+
+	for _, tc := range []struct {
+		name  string
+		chart string
+		top   float64
+	}{
+		{name: "callers by busiest day", chart: "peak-day", top: 2004},
+		{name: "callers by busiest minute", chart: "peak-minute", top: 2004},
+		{name: "requests per minute", chart: "per-minute", top: 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svg := chart(t, p, tc.chart, "api", "anon")
+			m := topRE.FindStringSubmatch(svg)
+			require.NotNil(t, m)
+			assert.Equal(t, strconv.FormatFloat(tc.top, 'f', -1, 64), m[1], "the top of the y axis")
+			assert.Contains(t, svg, ">"+strconv.FormatFloat(tc.top, 'f', -1, 64)+"</text>", "the top labelled")
+			assert.Equal(t, "log", m[2])
+		})
+	}
+	day := chart(t, p, "peak-day", "api", "anon")
+	lx, err := strconv.ParseFloat(limitXRE.FindStringSubmatch(day)[1], 64)
+	require.NoError(t, err)
+	d := regexp.MustCompile(`data-series="callers-above"[^>]* d="([^"]+)"`).FindStringSubmatch(day)
+	require.NotNil(t, d)
+	assert.GreaterOrEqual(t, baseline-yAt(t, d[1], lx), 0.1*height, "4 callers above the limit, of 2004")
+
+	perMinute := chart(t, p, "per-minute", "api", "anon")
+	d = regexp.MustCompile(`data-caller="198.51.100.7"[^>]* d="([^"]+)"`).FindStringSubmatch(perMinute)
+	require.NotNil(t, d, "the poller drawn")
+	assert.GreaterOrEqual(t, baseline-yAt(t, d[1], 100), 0.1*height, "2 requests a minute under 60/min")
+}
