@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +26,12 @@ import (
 //	  <svg class="chart" data-chart="peak-day" ...>     (the same for the busiest day)
 //	  <svg class="chart" data-chart="what-if" ...>      (when -what-if changes the scope's rates)
 //	    <rect class="bar" data-table="0" data-rates="60/min,1000/day" data-refused="N" data-refused-callers="N"/>
-//	  <p class="note windows">                         (WindowsNote, beside the what-if chart)
+//	    <text class="table-name" data-table="0">-rates</text> (then "what if 1", ...)
 //	  <h3 class="top">Callers refused most: top 20 of 3976 callers</h3>
 //	  <table class="top"> one <tr class="caller" data-caller="..."> per caller of the top list
-//	<section id="what-if"> the table of every compared scope and kind, then <p class="note windows">
+//	<section id="what-if"> the tables, named, and the figures of every compared scope and kind:
+//	  <tr data-scope="api" data-kind="anon" data-table="1"><td>api</td><td>anon</td><td>what if 1</td>...
+//	  <p class="note windows">                          (WindowsNote, once)
 //
 // The same report gives the same page, byte for byte.
 
@@ -61,7 +64,7 @@ h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ccc;pa
 table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}td:first-child,th:first-child{text-align:left}
 svg.chart{display:block;background:#fafafa;border:1px solid #ddd;margin:4px 0 12px}
 svg text{font:11px sans-serif;fill:#444}.limit{stroke-dasharray:6 3;stroke-width:1.5}.axis{stroke:#888}.grid{stroke:#e6e6e6}
-.series{fill:none;stroke-width:1.5}.note{color:#555}
+.series{fill:none;stroke-width:1.5}.note{color:#555}.same{color:#999}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:3px;vertical-align:middle;margin-right:4px}
 </style>
 </head>
@@ -93,6 +96,25 @@ svg text{font:11px sans-serif;fill:#444}.limit{stroke-dasharray:6 3;stroke-width
 
 func esc(s string) string { return template.HTMLEscapeString(s) }
 
+// ratesCell returns the rates of table i for a scope and kind, the rates
+// that are those of -rates (base) in grey, so that what a table changes
+// stands out.
+func ratesCell(base, rates string, i int) string {
+	if i == 0 {
+		return esc(rates)
+	}
+	same := strings.Split(base, ",")
+	var parts []string
+	for _, r := range strings.Split(rates, ",") {
+		if slices.Contains(same, r) {
+			parts = append(parts, "<span class=\"same\">"+esc(r)+"</span>")
+		} else {
+			parts = append(parts, "<b>"+esc(r)+"</b>")
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 func (rep *Report) group(b *strings.Builder, g GroupReport) {
 	attrs := fmt.Sprintf(`data-scope="%s" data-kind="%s"`, esc(g.Scope), esc(g.Kind))
 	fmt.Fprintf(b, "<section class=\"group\" id=\"%s-%s\" %s>\n", esc(g.Scope), esc(g.Kind), attrs)
@@ -111,9 +133,9 @@ func (rep *Report) group(b *strings.Builder, g GroupReport) {
 	distribution(b, attrs, "peak-day", g.PeakDay, g.DayLimit, "requests in the busiest day (UTC)", "/day")
 
 	if g.Compared() {
-		b.WriteString("<h3>What if</h3>\n")
+		b.WriteString("<h3>What if: refused under each rate table</h3>\n")
 		whatIfChart(b, attrs, g)
-		fmt.Fprintf(b, "<p class=\"note windows\">%s</p>\n", esc(WindowsNote))
+		b.WriteString("<p class=\"note\">The tables, and why a window refuses more than clock minutes would: under What if, at the end of the page.</p>\n")
 	}
 
 	fmt.Fprintf(b, "<h3 class=\"top\">Callers refused most: %s</h3>\n", esc(topOf(len(g.Top), g.Callers)))
@@ -327,33 +349,39 @@ func whatIfChart(b *strings.Builder, attrs string, g GroupReport) {
 		x := padL + float64(i)*slot + slot*0.2
 		fmt.Fprintf(b, "<rect class=\"bar\" data-table=\"%d\" data-rates=\"%s\" data-refused=\"%d\" data-refused-callers=\"%d\" x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\"/>\n",
 			i, esc(g.Rates[i]), r, g.RefusedCallers[i], num(x), num(float64(chartH-padB)-h), num(slot*0.6), num(h), palette[i%len(palette)])
-		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", num(x+slot*0.3), chartH-padB+14, esc(g.Rates[i]))
+		fmt.Fprintf(b, "<text class=\"table-name\" data-table=\"%d\" x=\"%s\" y=\"%d\" text-anchor=\"middle\">%s: %s</text>\n", i, num(x+slot*0.3), chartH-padB+14, tableName(i), esc(g.Rates[i]))
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\">%d (%s)</text>\n", num(x+slot*0.3), num(float64(chartH-padB)-h-4), r, plural(g.RefusedCallers[i], "caller"))
 	}
-	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">refused requests under each rate table</text>\n", (chartW+padL)/2, chartH-6)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">refused requests (callers refused) under each rate table, with its rates for %s %s</text>\n", (chartW+padL)/2, chartH-6, esc(g.Scope), esc(g.Kind))
 	b.WriteString("</svg>\n")
 }
 
-func (rep *Report) whatIfTable(b *strings.Builder) {
-	b.WriteString("<section id=\"what-if\">\n<h2>What if: the rate tables compared</h2>\n<ol class=\"tables\">\n")
-	for i, t := range rep.Tables {
-		label := t
-		if i == 0 {
-			label = "-rates " + t
-			if t == "" {
-				label = "-rates (the starting values)"
-			}
-		}
-		fmt.Fprintf(b, "<li data-table=\"%d\"><code>%s</code></li>\n", i, esc(label))
+// tableName names table i of a report: "-rates", then "what if 1", ...
+func tableName(i int) string {
+	if i == 0 {
+		return "-rates"
 	}
-	b.WriteString("</ol>\n<table class=\"what-if\">\n<tr><th>scope</th><th>kind</th><th>table</th><th>rates</th><th>requests</th><th>refused</th><th>callers refused</th></tr>\n")
+	return "what if " + strconv.Itoa(i)
+}
+
+func (rep *Report) whatIfTable(b *strings.Builder) {
+	b.WriteString("<section id=\"what-if\">\n<h2>What if: the rate tables compared</h2>\n<table class=\"tables\">\n<tr><th>table</th><th>rates given</th></tr>\n")
+	for i, t := range rep.Tables {
+		if i == 0 && t == "" {
+			t = "(none: each scope's starting values)"
+		} else if i > 0 {
+			t += ", over -rates"
+		}
+		fmt.Fprintf(b, "<tr data-table=\"%d\"><td>%s</td><td><code>%s</code></td></tr>\n", i, tableName(i), esc(t))
+	}
+	b.WriteString("</table>\n<table class=\"what-if\">\n<tr><th>scope</th><th>kind</th><th>table</th><th>its rates</th><th>requests</th><th>refused</th><th>callers refused</th></tr>\n")
 	for _, g := range rep.Groups {
 		if !g.Compared() {
 			continue
 		}
 		for i := range rep.Tables {
-			fmt.Fprintf(b, "<tr data-scope=\"%s\" data-kind=\"%s\" data-table=\"%d\"><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%d</td><td>%d (%s)</td><td>%d</td></tr>\n",
-				esc(g.Scope), esc(g.Kind), i, esc(g.Scope), esc(g.Kind), i, esc(g.Rates[i]), g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
+			fmt.Fprintf(b, "<tr data-scope=\"%s\" data-kind=\"%s\" data-table=\"%d\"><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%d (%s)</td><td>%d</td></tr>\n",
+				esc(g.Scope), esc(g.Kind), i, esc(g.Scope), esc(g.Kind), tableName(i), ratesCell(g.Rates[0], g.Rates[i], i), g.Requests, g.Refused[i], pct(g.Refused[i], g.Requests), g.RefusedCallers[i])
 		}
 	}
 	b.WriteString("</table>\n")

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"fmt"
+	"html/template"
 	"regexp"
 	"strconv"
 	"strings"
@@ -173,4 +174,38 @@ func TestChartScales(t *testing.T) {
 	d = regexp.MustCompile(`data-caller="198.51.100.7"[^>]* d="([^"]+)"`).FindStringSubmatch(perMinute)
 	require.NotNil(t, d, "the poller drawn")
 	assert.GreaterOrEqual(t, baseline-yAt(t, d[1], 100), 0.1*height, "2 requests a minute under 60/min")
+}
+
+// TestWhatIfLabels: the what-if tables are named ("-rates", "what if 1",
+// ...) in the list of tables, in the rows of the comparison and under the
+// bars, and a row marks the rates a table leaves as they are; the note on
+// windows is on the page once, whatever the number of scopes compared.
+func TestWhatIfLabels(t *testing.T) {
+	t.Parallel()
+	rs := sorted(
+		paced("203.0.113.7", "", "/api/records", t0, time.Minute/70, 700),
+		paced("198.51.100.9", "alice", "/api/records", t0, time.Second/12, 7000),
+	)
+	opt := replay.Options{WhatIf: []string{"api.anon=120/min,1000/day api.user=800/min,20000/day", "api.anon=30/min,1000/day"}}
+	opt.Settings.Rates = core.RateTable{"api.anon": "60/min,1000/day"}
+	p := page(t, opt, combined(rs, false))
+	for _, s := range []string{
+		`<tr data-table="0"><td>-rates</td><td><code>api.anon=60/min,1000/day</code></td></tr>`,
+		`<tr data-table="1"><td>what if 1</td><td><code>api.anon=120/min,1000/day api.user=800/min,20000/day, over -rates</code></td></tr>`,
+		`<tr data-table="2"><td>what if 2</td>`,
+		`<tr data-scope="api" data-kind="anon" data-table="0"><td>api</td><td>anon</td><td>-rates</td><td>60/min,1000/day</td>`,
+		`<tr data-scope="api" data-kind="anon" data-table="1"><td>api</td><td>anon</td><td>what if 1</td><td><b>120/min</b>,<span class="same">1000/day</span></td>`,
+		`<tr data-scope="api" data-kind="user" data-table="2"><td>api</td><td>user</td><td>what if 2</td><td><span class="same">600/min</span>,<span class="same">20000/day</span></td>`,
+	} {
+		assert.Contains(t, p, s)
+	}
+	for _, kind := range []string{"anon", "user"} {
+		svg := chart(t, p, "what-if", "api", kind)
+		for i, name := range []string{"-rates", "what if 1", "what if 2"} {
+			assert.Regexp(t, fmt.Sprintf(`<text class="table-name" data-table="%d"[^>]*>%s: `, i, name), svg)
+		}
+	}
+	assert.Equal(t, 1, strings.Count(p, `class="note windows"`), "the note once")
+	assert.Equal(t, 1, strings.Count(p, template.HTMLEscapeString(replay.WindowsNote)))
+	assert.NotContains(t, replay.WindowsNote, ".md", "no bare path")
 }

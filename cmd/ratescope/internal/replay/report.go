@@ -303,15 +303,14 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// WindowsNote says, beside the refused figures of the what-if comparison,
-// why they are higher than counting requests per clock minute would make
-// them. docs/howto/choose-limits-from-your-access-logs.md works an example.
-const WindowsNote = "Refused: the limiter's own answers. Its windows slide (at most the limit in any 60 seconds, " +
-	"or 24 hours, whenever they start; not per clock minute or day), and a counted request leaves its window " +
-	"with its bucket, up to a twentieth of the period (3 s for a minute) later than an exact log would let it go, " +
-	"so a caller that stays above a limit is refused more than counting clock minutes would say " +
-	"(150 a minute for 10 minutes against 120/min: 340 refused, not 300). " +
-	"See \"Why a window refuses more than clock minutes\" in docs/howto/choose-limits-from-your-access-logs.md."
+// WindowsNote says, once, beside the refused figures of the what-if
+// comparison, why they are higher than counting requests per clock minute
+// would make them. The how-to it names works the example.
+const WindowsNote = "Refused is the limiter's own answer, and more than counting clock minutes gives: " +
+	"its window slides (at most the limit in any 60 seconds, whenever they start), " +
+	"and a request leaves it with its bucket, up to a twentieth of the period late (3 s for a minute). " +
+	"150 a minute for 10 minutes against 120/min: 340 refused, not 300. " +
+	"The how-to \"Choose limits from your access logs\" tells why."
 
 // plural returns n and the noun, in the plural unless n is 1: "1 caller",
 // "2 callers".
