@@ -209,3 +209,55 @@ func TestWhatIfLabels(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(p, template.HTMLEscapeString(replay.WindowsNote)))
 	assert.NotContains(t, replay.WindowsNote, ".md", "no bare path")
 }
+
+// TestFindings: the page opens on what matters, before the first scope's
+// charts: how much -rates refuses, and the callers it refuses most, each
+// with what it looks like. A day of a new user's log: a scraper above
+// 60/min for 20 minutes, a poller every 30 s that only the day limit
+// refuses, an office whose staff sign in from the address its anonymous
+// visitors share, a signed-in user in a burst above 600/min, and 300
+// ordinary callers, none refused.
+func TestFindings(t *testing.T) {
+	t.Parallel()
+	day := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	all := [][]req{
+		paced("198.51.100.23", "", "/api/records", day.Add(10*time.Hour), time.Minute/80, 80*20),
+		paced("203.0.113.50", "", "/api/status", day, 30*time.Second, 2880),
+		paced("192.0.2.1", "", "/api/records", day.Add(9*time.Hour), 20*time.Second, 1440),
+		paced("198.51.100.80", "carol", "/api/export", day.Add(14*time.Hour), time.Minute/700, 700*3),
+	}
+	for i := range 5 {
+		all = append(all, paced("192.0.2.1", fmt.Sprintf("staff%d", i), "/api/records", day.Add(9*time.Hour+time.Duration(i)*time.Minute), 10*time.Minute, 48))
+	}
+	for i := range 300 {
+		all = append(all, paced(fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), "", "/api/records", day.Add(time.Duration(i)*4*time.Minute), 5*time.Second, 6))
+	}
+	var opt replay.Options
+	opt.Settings.Rates = core.RateTable{"api.anon": "60/min,1000/day"}
+	p := page(t, opt, combined(sorted(all...), false))
+
+	i := strings.Index(p, `<section id="findings">`)
+	require.Positive(t, i)
+	assert.Less(t, i, strings.Index(p, `<section class="group"`), "the findings first")
+	section := p[i : i+strings.Index(p[i:], "</section>")]
+	assert.Contains(t, section, `<p class="verdict">3220 of 10060 requests limited (32.0%) would be refused, from 4 of 309 callers. The callers refused most:</p>`)
+	rows := regexp.MustCompile(`<tr class="finding" data-caller="([^"]+)" data-scope="api" data-kind="(anon|user)">.*<td>([^<]*)</td></tr>`).FindAllStringSubmatch(section, -1)
+	var got [][]string
+	for _, r := range rows {
+		got = append(got, r[1:])
+	}
+	assert.Equal(t, [][]string{
+		{"203.0.113.50", "anon", "never above 2 a minute, refused by the day limit: regular, like a poller"},
+		{"198.51.100.23", "anon", "above 60/min in 20 minutes: steady, like a scraper or a batch job"},
+		{"192.0.2.1", "anon", "5 signed-in users came from this address: an office or a NAT, whose anonymous visitors share one count; refused by the day limit"},
+		{"carol", "user", "above 600/min in 3 minutes: a heavy user&#39;s burst"},
+	}, got, "by refused")
+	assert.Contains(t, section, `<td>10:00-10:19</td>`, "the scraper's hours")
+	assert.Contains(t, section, `<td>all day</td>`, "the poller's")
+	assert.Contains(t, section, `<td><b>80</b> of 60</td>`, "the scraper's busiest minute, above the limit")
+
+	// Nothing refused: said so, and no list.
+	p = page(t, replay.Options{}, combined(sorted(all[4:]...), false))
+	assert.Contains(t, p, `<p class="verdict">None of the 2040 requests limited, from 305 callers, would be refused.</p>`)
+	assert.NotContains(t, p, `class="finding"`)
+}

@@ -136,6 +136,10 @@ type known struct {
 	// most callers stay in one scope, so this saves a map lookup.
 	group *group
 	stat  *callerStat
+	// addr is, for a signed-in caller, the anonymous caller of its
+	// address; seen tells that the replay counted the user there.
+	addr caller
+	seen bool
 }
 
 // kindName returns "anon" or "user".
@@ -315,6 +319,9 @@ func (d *decider) caller(l *Line) *known {
 	}
 	c := d.lim.Caller(&d.req, core.UserCaller(user))
 	k := &known{id: fromCore(c), c: c}
+	if user != "" {
+		k.addr = fromCore(d.lim.Caller(&d.req, core.UserCaller("")))
+	}
 	if len(d.cache) >= 1<<16 {
 		clear(d.cache)
 	}

@@ -111,7 +111,13 @@ type Replayer struct {
 	from, to                 time.Time
 	m0, width                int64 // the first minute of the log, minutes per point
 	lastSweep                int64
+	// users are the signed-in users seen from each anonymous caller's
+	// address, for at most maxShared addresses and maxUsers users each.
+	users map[caller]map[string]struct{}
 }
+
+// maxShared and maxUsers bound Replayer.users.
+const maxShared, maxUsers = 1 << 16, 100
 
 // New returns a Replayer for opt, or an error for a setting that is
 // wrong: a format, a rate table, a route.
@@ -353,6 +359,13 @@ func (r *Replayer) decide(e *entry) {
 		}
 	}
 	s.count(sec, r.m0, r.width)
+	if g.minuteLim > 0 && s.minuteN == g.minuteLim+1 {
+		s.minutesOver++
+	}
+	if c.user != "" && !k.seen {
+		k.seen = true
+		r.sawUser(k.addr, c.user)
+	}
 	g.requests++
 	allowed := r.base.allow(scope, k, cost, t)
 	if !allowed {
@@ -370,6 +383,28 @@ func (r *Replayer) decide(e *entry) {
 	}
 	if g.wantsSeries(s) {
 		g.giveSeries(c, s)
+	}
+}
+
+// sawUser counts user as seen from the address of the anonymous caller
+// addr.
+func (r *Replayer) sawUser(addr caller, user string) {
+	if addr == (caller{}) {
+		return // an unknown address is no one's
+	}
+	if r.users == nil {
+		r.users = map[caller]map[string]struct{}{}
+	}
+	set, ok := r.users[addr]
+	if !ok {
+		if len(r.users) >= maxShared {
+			return
+		}
+		set = map[string]struct{}{}
+		r.users[addr] = set
+	}
+	if len(set) < maxUsers {
+		set[user] = struct{}{}
 	}
 }
 
@@ -425,9 +460,19 @@ func (r *Replayer) Report() *Report {
 	if r.m0 >= 0 {
 		rep.Start = time.Unix(r.m0*60, 0).UTC()
 	}
+	users := make(map[string]int64, len(r.users))
+	for addr, set := range r.users {
+		users[addr.String()] = int64(len(set))
+	}
 	for _, g := range r.order {
 		g.retireAll(r.m0, r.width)
-		rep.Groups = append(rep.Groups, g.report(r))
+		gr := g.report(r)
+		if g.kind == 0 {
+			for i := range gr.Top {
+				gr.Top[i].Users = users[gr.Top[i].Caller]
+			}
+		}
+		rep.Groups = append(rep.Groups, gr)
 	}
 	return rep
 }
