@@ -67,6 +67,7 @@ table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:ri
 svg.chart{display:block;background:#fafafa;border:1px solid #ddd;margin:4px 0 12px}
 svg text{font:11px sans-serif;fill:#444}.limit{stroke-dasharray:6 3;stroke-width:1.5}.axis{stroke:#888}.grid{stroke:#e6e6e6}
 .series{fill:none;stroke-width:1.5}.note{color:#555}.same{color:#999}
+table.tables td,table.tables th,table.what-if td:nth-child(-n+4),table.what-if th:nth-child(-n+4){text-align:left}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:3px;vertical-align:middle;margin-right:4px}
 </style>
 </head>
@@ -289,7 +290,7 @@ func logY(v, top float64) float64 {
 func logTicks(b *strings.Builder, top float64) {
 	tick(b, logY(0, top), 0)
 	for v := 1.0; v < top; v *= 10 {
-		if logY(v, top)-logY(top, top) >= 14 {
+		if logY(v, top)-logY(top, top) >= 24 {
 			tick(b, logY(v, top), v)
 		}
 	}

@@ -24,6 +24,8 @@
 // count it twice and its peaks are split). Below the bound the figures are
 // exact. The series of requests per minute that the HTML report draws are
 // kept for at most 32 callers per scope and kind, at most 1,440 points
+// each; the signed-in users seen from an address, which the report counts
+// to tell an office or a NAT, for at most 65,536 addresses, 100 users
 // each.
 package replay
 
