@@ -62,7 +62,7 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:900px}
 h1{font-size:22px}#findings h2{border-top:0;margin-top:16px}.verdict{font-size:16px}
-table.findings td{white-space:nowrap;vertical-align:top}table.findings td:last-child,table.findings th:last-child{text-align:left;white-space:normal;min-width:280px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ccc;padding-top:16px}h3{font-size:15px;margin-bottom:4px}
+table.findings td{white-space:nowrap;vertical-align:top}table.findings td:nth-child(2),table.findings th:nth-child(2){text-align:left}table.findings td:last-child,table.findings th:last-child{text-align:left;white-space:normal;min-width:280px}h2{font-size:18px;margin-top:32px;border-top:1px solid #ccc;padding-top:16px}h3{font-size:15px;margin-bottom:4px}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}td:first-child,th:first-child{text-align:left}
 svg.chart{display:block;background:#fafafa;border:1px solid #ddd;margin:4px 0 12px}
 svg text{font:11px sans-serif;fill:#444}.limit{stroke-dasharray:6 3;stroke-width:1.5}.axis{stroke:#888}.grid{stroke:#e6e6e6}
@@ -170,7 +170,8 @@ func active(e TopCaller) string {
 // looksLike says in a few words what kind of caller e is, from its
 // figures: an office or NAT (signed-in users from its address), a caller
 // above the minute limit for long (a scraper or a heavy user) or briefly
-// (a burst), or one refused only by the day limit (a poller). It guesses;
+// (a burst), or one refused only by the day limit (a poller, a crawler,
+// a long job). It guesses;
 // the figures beside it are facts.
 func looksLike(g GroupReport, e TopCaller) string {
 	var what []string
@@ -192,8 +193,12 @@ func looksLike(g GroupReport, e TopCaller) string {
 		what = append(what, fmt.Sprintf("above %d/min in %s: a burst", g.MinuteLimit, plural(e.MinutesOver, "minute")))
 	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Users > 1:
 		what = append(what, "refused by the day limit")
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Last.Sub(e.First) < 20*time.Hour:
+		what = append(what, fmt.Sprintf("up to %d a minute for %s, refused by the day limit: a long job", e.PeakMinute, e.Last.Sub(e.First).Round(time.Minute)))
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.PeakMinute*4 <= max(g.MinuteLimit, 8):
+		what = append(what, fmt.Sprintf("at most %d a minute, all day, refused by the day limit: like a poller", e.PeakMinute))
 	case g.DayLimit > 0 && e.PeakDay > g.DayLimit:
-		what = append(what, fmt.Sprintf("never above %d a minute, refused by the day limit: regular, like a poller", e.PeakMinute))
+		what = append(what, fmt.Sprintf("up to %d a minute all day, refused by the day limit: like a crawler or an integration", e.PeakMinute))
 	}
 	if len(what) == 0 {
 		return "refused where its busiest 60 seconds straddle two clock minutes"

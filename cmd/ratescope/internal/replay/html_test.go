@@ -247,7 +247,7 @@ func TestFindings(t *testing.T) {
 		got = append(got, r[1:])
 	}
 	assert.Equal(t, [][]string{
-		{"203.0.113.50", "anon", "never above 2 a minute, refused by the day limit: regular, like a poller"},
+		{"203.0.113.50", "anon", "at most 2 a minute, all day, refused by the day limit: like a poller"},
 		{"198.51.100.23", "anon", "above 60/min in 20 minutes: steady, like a scraper or a batch job"},
 		{"192.0.2.1", "anon", "5 signed-in users came from this address: an office or a NAT, whose anonymous visitors share one count; refused by the day limit"},
 		{"carol", "user", "above 600/min in 3 minutes: a heavy user&#39;s burst"},
