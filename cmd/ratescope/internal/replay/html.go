@@ -195,7 +195,7 @@ func looksLike(g GroupReport, e TopCaller) string {
 		what = append(what, "refused by the day limit")
 	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Last.Sub(e.First) < 20*time.Hour:
 		what = append(what, fmt.Sprintf("up to %d a minute for %s, refused by the day limit: a long job", e.PeakMinute, e.Last.Sub(e.First).Round(time.Minute)))
-	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.PeakMinute*4 <= max(g.MinuteLimit, 8):
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.PeakMinute*10 <= max(g.MinuteLimit, 20):
 		what = append(what, fmt.Sprintf("at most %d a minute, all day, refused by the day limit: like a poller", e.PeakMinute))
 	case g.DayLimit > 0 && e.PeakDay > g.DayLimit:
 		what = append(what, fmt.Sprintf("up to %d a minute all day, refused by the day limit: like a crawler or an integration", e.PeakMinute))
