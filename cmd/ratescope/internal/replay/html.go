@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"cmp"
 	"fmt"
 	"html/template"
 	"io"
@@ -101,47 +100,26 @@ table.tables td,table.tables th,table.what-if td:nth-child(-n+4),table.what-if t
 
 func esc(s string) string { return template.HTMLEscapeString(s) }
 
-// maxFindings is the most callers the first screen of the page lists.
-const maxFindings = 8
-
 // findings writes what matters first: how much -rates would refuse, and
 // from whom, the callers refused most of every scope and kind, each with
 // what it looks like.
 func (rep *Report) findings(b *strings.Builder) {
-	var requests, refused, callers, refusedCallers int64
-	type finding struct {
-		g GroupReport
-		e TopCaller
-	}
-	var fs []finding
-	for _, g := range rep.Groups {
-		requests, refused = requests+g.Requests, refused+g.Refused[0]
-		callers, refusedCallers = callers+g.Callers, refusedCallers+g.RefusedCallers[0]
-		for _, e := range g.Top {
-			if e.Refused > 0 {
-				fs = append(fs, finding{g, e})
-			}
-		}
-	}
-	slices.SortStableFunc(fs, func(a, b finding) int { return cmp.Compare(b.e.Refused, a.e.Refused) })
+	sum := rep.refusedMost()
 	b.WriteString("<section id=\"findings\">\n<h2>What the limits of -rates would do</h2>\n")
-	if refused == 0 {
-		fmt.Fprintf(b, "<p class=\"verdict\">None of the %s limited, from %s, would be refused.</p>\n</section>\n", plural(requests, "request"), plural(callers, "caller"))
+	if sum.refused == 0 {
+		fmt.Fprintf(b, "<p class=\"verdict\">None of the %s limited, from %s, would be refused.</p>\n</section>\n", plural(sum.requests, "request"), plural(sum.callers, "caller"))
 		return
 	}
 	fmt.Fprintf(b, "<p class=\"verdict\">%d of %s limited (%s) would be refused, from %d of %s. The callers refused most:</p>\n",
-		refused, plural(requests, "request"), pct(refused, requests), refusedCallers, plural(callers, "caller"))
+		sum.refused, plural(sum.requests, "request"), pct(sum.refused, sum.requests), sum.refusedCallers, plural(sum.callers, "caller"))
 	b.WriteString("<table class=\"findings\">\n<tr><th>caller</th><th>scope, kind</th><th>requests</th><th>refused</th><th>busiest minute</th><th>busiest day</th><th>active (UTC)</th><th>what it looks like</th></tr>\n")
-	for i, f := range fs {
-		if i == maxFindings {
-			break
-		}
+	for _, f := range sum.top {
 		fmt.Fprintf(b, "<tr class=\"finding\" data-caller=\"%s\" data-scope=\"%s\" data-kind=\"%s\"><td>%s</td><td><a href=\"#%s-%s\">%s, %s</a></td><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			esc(f.e.Caller), esc(f.g.Scope), esc(f.g.Kind), esc(f.e.Caller), esc(f.g.Scope), esc(f.g.Kind), esc(f.g.Scope), esc(f.g.Kind),
 			f.e.Requests, f.e.Refused, ofLimit(f.e.PeakMinute, f.g.MinuteLimit), ofLimit(f.e.PeakDay, f.g.DayLimit), esc(active(f.e)), esc(looksLike(f.g, f.e)))
 	}
 	b.WriteString("</table>\n")
-	if n := refusedCallers - int64(min(len(fs), maxFindings)); n > 0 {
+	if n := sum.refusedCallers - int64(len(sum.top)); n > 0 {
 		fmt.Fprintf(b, "<p class=\"note\">%s refused too, in the sections below.</p>\n", plural(n, "other caller"))
 	}
 	b.WriteString("</section>\n")
@@ -153,57 +131,6 @@ func ofLimit(peak, limit int64) string {
 		return fmt.Sprintf("<b>%d</b> of %d", peak, limit)
 	}
 	return strconv.FormatInt(peak, 10)
-}
-
-// active returns the span of a caller's requests: "10:00-11:29", or the
-// days when they are more than one.
-func active(e TopCaller) string {
-	if e.Last.Sub(e.First) >= 20*time.Hour {
-		if e.First.YearDay() == e.Last.YearDay() && e.First.Year() == e.Last.Year() {
-			return "all day"
-		}
-		return e.First.Format("Jan 2 15:04") + "-" + e.Last.Format("Jan 2 15:04")
-	}
-	return e.First.Format("15:04") + "-" + e.Last.Format("15:04")
-}
-
-// looksLike says in a few words what kind of caller e is, from its
-// figures: an office or NAT (signed-in users from its address), a caller
-// above the minute limit for long (a scraper or a heavy user) or briefly
-// (a burst), or one refused only by the day limit (a poller, a crawler,
-// a long job). It guesses;
-// the figures beside it are facts.
-func looksLike(g GroupReport, e TopCaller) string {
-	var what []string
-	if e.Users > 1 {
-		n := strconv.FormatInt(e.Users, 10)
-		if e.Users >= maxUsers {
-			n += " or more"
-		}
-		what = append(what, n+" signed-in users came from this address: an office or a NAT, whose anonymous visitors share one count")
-	}
-	switch {
-	case e.MinutesOver >= 10 && g.Kind == "user":
-		what = append(what, fmt.Sprintf("above %d/min in %s: a heavy user, or a script signed in as one", g.MinuteLimit, plural(e.MinutesOver, "minute")))
-	case e.MinutesOver >= 10:
-		what = append(what, fmt.Sprintf("above %d/min in %s: steady, like a scraper or a batch job", g.MinuteLimit, plural(e.MinutesOver, "minute")))
-	case e.MinutesOver > 0 && g.Kind == "user":
-		what = append(what, fmt.Sprintf("above %d/min in %s: a heavy user's burst", g.MinuteLimit, plural(e.MinutesOver, "minute")))
-	case e.MinutesOver > 0:
-		what = append(what, fmt.Sprintf("above %d/min in %s: a burst", g.MinuteLimit, plural(e.MinutesOver, "minute")))
-	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Users > 1:
-		what = append(what, "refused by the day limit")
-	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Last.Sub(e.First) < 20*time.Hour:
-		what = append(what, fmt.Sprintf("up to %d a minute for %s, refused by the day limit: a long job", e.PeakMinute, e.Last.Sub(e.First).Round(time.Minute)))
-	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.PeakMinute*10 <= max(g.MinuteLimit, 20):
-		what = append(what, fmt.Sprintf("at most %d a minute, all day, refused by the day limit: like a poller", e.PeakMinute))
-	case g.DayLimit > 0 && e.PeakDay > g.DayLimit:
-		what = append(what, fmt.Sprintf("up to %d a minute all day, refused by the day limit: like a crawler or an integration", e.PeakMinute))
-	}
-	if len(what) == 0 {
-		return "refused where its busiest 60 seconds straddle two clock minutes"
-	}
-	return strings.Join(what, "; ")
 }
 
 // ratesCell returns the rates of table i for a scope and kind, the rates

@@ -256,6 +256,12 @@ func TestFindings(t *testing.T) {
 	assert.Contains(t, section, `<td>all day</td>`, "the poller's")
 	assert.Contains(t, section, `<td><b>80</b> of 60</td>`, "the scraper's busiest minute, above the limit")
 
+	var text bytes.Buffer
+	require.NoError(t, run(t, opt, combined(sorted(all...), false)).WriteText(&text))
+	assert.Contains(t, text.String(), "\n3220 of 10060 requests limited (32.0%) refused, from 4 of 309 callers; refused most (what each looks like is a guess from its figures):\n"+
+		"  203.0.113.50   api anon  1880 of 2880 refused  at most 2 a minute, all day, refused by the day limit: like a poller\n"+
+		"  198.51.100.23  api anon  ", "the text's first lines")
+
 	// Nothing refused: said so, and no list.
 	p = page(t, replay.Options{}, combined(sorted(all[4:]...), false))
 	assert.Contains(t, p, `<p class="verdict">None of the 2040 requests limited, from 305 callers, would be refused.</p>`)
