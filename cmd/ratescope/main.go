@@ -12,7 +12,10 @@
 // limiter, on a clock set from the line's time, with the same windows,
 // proxy rules and scopes as the application, and reports who would have
 // been refused: a text summary, -json, or an HTML page with charts
-// (-html). -what-if compares several rate tables in one run.
+// (-html). -what-if compares several rate tables in one run. It exits 1
+// when an input cannot be read, and when the replay tells nothing (no
+// line, none readable in -format, none whose path a route limits), with a
+// hint after the report.
 //
 // check builds the same limiter from the same flags and prints the
 // startup checks (E0xx, W6xx) and the scopes and limits in force; it

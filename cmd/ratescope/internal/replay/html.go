@@ -15,6 +15,9 @@ import (
 // chart is an inline SVG drawn here. Its elements carry stable classes and
 // data attributes, so that a test in a browser finds them:
 //
+//	<section id="findings">                           (what -rates refuses, and from whom, first)
+//	  <p class="verdict">
+//	  <tr class="finding" data-caller="203.0.113.7" data-scope="api" data-kind="anon"> (the callers refused most)
 //	<section class="group" id="api-anon" data-scope="api" data-kind="anon">
 //	  <h3 class="per-minute">Requests per minute: top 5 of 3976 callers</h3> (or "all 3 callers")
 //	  <svg class="chart" data-chart="per-minute" data-scope="api" data-kind="anon" data-y-top="80" data-y-scale="log">
