@@ -12,7 +12,10 @@
 // limiter, on a clock set from the line's time, with the same windows,
 // proxy rules and scopes as the application, and reports who would have
 // been refused: a text summary, -json, or an HTML page with charts
-// (-html). -what-if compares several rate tables in one run.
+// (-html). -what-if compares several rate tables in one run. It exits 1
+// when an input cannot be read, and when the replay tells nothing (no
+// line, none readable in -format, none whose path a route limits), with a
+// hint after the report.
 //
 // check builds the same limiter from the same flags and prints the
 // startup checks (E0xx, W6xx) and the scopes and limits in force; it
@@ -95,10 +98,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "no warnings")
 	}
 	fmt.Fprintf(stdout, "\nproxies: %s; trusted proxies: %s; log written by: %s\n", s.NumProxies.String(), orNone(s.TrustedProxies.String()), s.LoggedBy)
-	routes := s.Routes
-	if len(routes) == 0 {
-		routes = replay.DefaultRoutes()
-	}
+	routes := s.RoutesInForce()
 	fmt.Fprintf(stdout, "routes: %s\n\n", routes.String())
 	fmt.Fprintf(stdout, "%-28s %-24s %s\n", "scope", "anon", "user")
 	for _, sc := range scopes {
@@ -185,6 +185,10 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = rep.WriteText(stdout)
 	}
 	if err != nil {
+		fmt.Fprintf(stderr, "ratescope: %v\n", err)
+		return 1
+	}
+	if err := rep.Err(); err != nil {
 		fmt.Fprintf(stderr, "ratescope: %v\n", err)
 		return 1
 	}

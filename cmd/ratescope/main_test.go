@@ -138,7 +138,7 @@ func TestCheck(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "ERROR")
 
-	code, out, _ = runCmd(t, "", "check", "-rates", "apx.anon=10/min", "-route", "/x/=x")
+	code, out, _ = runCmd(t, "", "check", "-rates", "apx.anon=10/min x.anon=5/min", "-route", "/x/=x")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "ratescope.E001")
 
@@ -188,4 +188,69 @@ func TestProgress(t *testing.T) {
 			assert.Equal(t, tc.want, b.String())
 		})
 	}
+}
+
+// TestReplayOfNothing: a replay that limits nothing or reads nothing
+// exits 1 and says which flag to look at, after its report.
+func TestReplayOfNothing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		log  string
+		args []string
+		want string
+	}{
+		{name: "json flag on a combined log", log: logLines("203.0.113.7", 20), args: []string{"-format", "json"}, want: "20 lines, and none could be read as -format json; the first reads as -format combined"},
+		{name: "json log read as combined", log: `{"time":"2024-03-01T12:00:00Z","remote_addr":"203.0.113.7","request_uri":"/api/x"}` + "\n", want: "1 line, and none could be read as -format combined; the first reads as -format json"},
+		{name: "no format reads it", log: "garbage\n", want: "give the log's format: -format combined, main, json, or its nginx log_format string"},
+		{name: "no path routed", log: strings.ReplaceAll(logLines("203.0.113.7", 20), "/api/", "/static/"), want: "20 lines read, and none was limited: no path starts with the prefix of a route (/api/=api /autocomplete/=autocomplete.*); give the application's routes with -route PREFIX=SCOPE"},
+		{name: "no line", log: "", want: "no line to replay"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, stderr := runCmd(t, tc.log, append([]string{"replay", "-quiet"}, tc.args...)...)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, out, "from", "the report is written")
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestRouteAddsToTheDefaults: -route adds a route to the default ones
+// (replacing the one of the same prefix); check lists them.
+func TestRouteAddsToTheDefaults(t *testing.T) {
+	t.Parallel()
+	log := logLines("203.0.113.7", 20) + strings.ReplaceAll(logLines("203.0.113.8", 20), "/api/records", "/api/export/all")
+	code, out, stderr := runCmd(t, log, "replay", "-quiet", "-json", "-route", "/api/export=api:5")
+	require.Equal(t, 0, code, stderr)
+	r := decode(t, out)
+	require.Len(t, r.Scopes, 1)
+	assert.Equal(t, int64(40), r.Scopes[0].Requests, "/api/ is still routed")
+	assert.Equal(t, int64(8), r.Scopes[0].Refused, "the exports cost 5: 12 fill 60/min")
+
+	code, out, _ = runCmd(t, "", "check", "-route", "/api/export=api:5", "-route", "/autocomplete/=autocomplete.*:2")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "routes: /api/=api /api/export=api:5 /autocomplete/=autocomplete.*:2\n")
+}
+
+// TestRouteToAnUnknownScope: a route to a scope that is neither the
+// library's nor given rates is an error of replay and check.
+func TestRouteToAnUnknownScope(t *testing.T) {
+	t.Parallel()
+	want := `-route /api/=search: scope "search" is not the library's (api, autocomplete.NAME); a scope of the application's own needs its rates in -rates (search.anon=... search.user=...)`
+	code, _, stderr := runCmd(t, logLines("203.0.113.7", 5), "replay", "-quiet", "-route", "/api/=search")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, want)
+	code, out, _ := runCmd(t, "", "check", "-route", "/api/=search")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, want)
+	assert.NotContains(t, out, "no warnings")
+
+	code, out, _ = runCmd(t, "", "check", "-route", "/find/=search.*")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, `-route /find/=search.*: no scope of the library starts with "search."`)
+
+	code, out, _ = runCmd(t, "", "check", "-route", "/reports/=reports", "-rates", "reports.anon=10/min")
+	assert.Equal(t, 0, code, out)
+	assert.Regexp(t, `\nreports +10/min +600/min,20000/day\n`, out, "a scope of the application's own, on api's starting values")
 }

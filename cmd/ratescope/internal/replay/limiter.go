@@ -6,6 +6,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +36,8 @@ type Settings struct {
 	NumProxies core.ProxyCount
 	// TrustedProxies are the application's trusted proxy networks.
 	TrustedProxies core.Networks
-	// Routes map paths to scopes. Default: [DefaultRoutes].
+	// Routes map paths to scopes, added to [DefaultRoutes]: a route
+	// with the prefix of a default one replaces it.
 	Routes Routes
 	// MaxEntries bounds the entries of each store (memstore.Config), and
 	// the callers whose statistics are kept. Default: memstore's,
@@ -64,7 +66,7 @@ func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.Var((*rawTable)(&s.Rates), "rates", "the rates: `SCOPE.KIND=RATE[,RATE...] ...` (as core.RateTable reads them), over each scope's starting values")
 	fs.Var(&s.NumProxies, "num-proxies", "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
 	fs.Var(&s.TrustedProxies, "trusted-proxies", "the application's trusted proxy networks: `CIDR[,CIDR...]`")
-	fs.Var(&s.Routes, "route", "`PREFIX=SCOPE[:COST]`: requests whose path starts with PREFIX are decided in SCOPE at COST (default 1); repeatable; SCOPE ending in .* takes the next part of the path (default: /api/=api and /autocomplete/=autocomplete.*)")
+	fs.Var(&s.Routes, "route", "`PREFIX=SCOPE[:COST]`: requests whose path starts with PREFIX are decided in SCOPE at COST (default 1); repeatable; SCOPE ending in .* takes the next part of the path; added to /api/=api and /autocomplete/=autocomplete.*, a route of the same PREFIX replacing one of them; a SCOPE of your own needs its rates in -rates")
 	fs.IntVar(&s.MaxEntries, "max-entries", 0, "the most callers kept in memory, per store and for the statistics (default 1048576)")
 	fs.StringVar(&s.LoggedBy, "logged-by", s.LoggedBy, "who wrote the log: proxy (a reverse proxy in front of the application) or app (the application itself)")
 	fs.StringVar(&s.ProxyAddr, "proxy-addr", "", "the address of the proxy that wrote the log, as the application sees it (default: the first trusted network's, or 127.0.0.1)")
@@ -134,6 +136,10 @@ type known struct {
 	// most callers stay in one scope, so this saves a map lookup.
 	group *group
 	stat  *callerStat
+	// addr is, for a signed-in caller, the anonymous caller of its
+	// address; seen tells that the replay counted the user there.
+	addr caller
+	seen bool
 }
 
 // kindName returns "anon" or "user".
@@ -220,10 +226,14 @@ func (s Settings) config(table core.RateTable) (core.Config, *memstore.Store, er
 			return core.Config{}, nil, fmt.Errorf("-proxy-addr %q: not an IP address", s.ProxyAddr)
 		}
 	}
+	scopes, err := s.scopes()
+	if err != nil {
+		return core.Config{}, nil, err
+	}
 	store := memstore.New(memstore.Config{MaxEntries: s.MaxEntries, SweepInterval: -1})
 	return core.Config{
 		Store:          store,
-		Scopes:         s.scopes(),
+		Scopes:         scopes,
 		Rates:          table,
 		NumProxies:     s.NumProxies,
 		TrustedProxies: s.TrustedProxies,
@@ -232,18 +242,37 @@ func (s Settings) config(table core.RateTable) (core.Config, *memstore.Store, er
 }
 
 // scopes returns the library's scopes (api and the search boxes), and a
-// scope with api's starting values for each other scope a route names.
-func (s Settings) scopes() []core.Scope {
+// scope with api's starting values for each scope of the application's
+// own that a route names and s.Rates gives rates. A route to any other
+// scope is an error: a replay would limit its requests on rates nobody
+// chose, or on none.
+func (s Settings) scopes() ([]core.Scope, error) {
 	scopes := append(core.DefaultScopes(), autocomplete.Scopes()...)
-	for _, r := range s.routes() {
-		if strings.HasSuffix(r.Scope, ".*") || slices.ContainsFunc(scopes, func(sc core.Scope) bool { return sc.Name == r.Scope }) {
+	library := len(scopes)
+	var errs []error
+	for _, r := range s.RoutesInForce() {
+		if prefix, ok := strings.CutSuffix(r.Scope, ".*"); ok {
+			if !slices.ContainsFunc(scopes[:library], func(sc core.Scope) bool { return strings.HasPrefix(sc.Name, prefix+".") }) {
+				errs = append(errs, fmt.Errorf("-route %s: no scope of the library starts with %q (the library's: api, autocomplete.*)", r, prefix+"."))
+			}
+			continue
+		}
+		if slices.ContainsFunc(scopes, func(sc core.Scope) bool { return sc.Name == r.Scope }) {
+			continue
+		}
+		rated := false
+		for k := range s.Rates {
+			rated = rated || strings.HasPrefix(k, r.Scope+".")
+		}
+		if !rated {
+			errs = append(errs, fmt.Errorf("-route %s: scope %q is not the library's (api, autocomplete.NAME); a scope of the application's own needs its rates in -rates (%s.anon=... %s.user=...)", r, r.Scope, r.Scope, r.Scope))
 			continue
 		}
 		sc := core.DefaultScopes()[0]
 		sc.Name = r.Scope
 		scopes = append(scopes, sc)
 	}
-	return scopes
+	return scopes, errors.Join(errs...)
 }
 
 // proxyAddr returns the peer the application saw when a proxy wrote the
@@ -290,6 +319,9 @@ func (d *decider) caller(l *Line) *known {
 	}
 	c := d.lim.Caller(&d.req, core.UserCaller(user))
 	k := &known{id: fromCore(c), c: c}
+	if user != "" {
+		k.addr = fromCore(d.lim.Caller(&d.req, core.UserCaller("")))
+	}
 	if len(d.cache) >= 1<<16 {
 		clear(d.cache)
 	}

@@ -24,11 +24,14 @@
 // count it twice and its peaks are split). Below the bound the figures are
 // exact. The series of requests per minute that the HTML report draws are
 // kept for at most 32 callers per scope and kind, at most 1,440 points
+// each; the signed-in users seen from an address, which the report counts
+// to tell an office or a NAT, for at most 65,536 addresses, 100 users
 // each.
 package replay
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -106,10 +109,17 @@ type Replayer struct {
 
 	lines, skipped, unrouted int64
 	examples                 []string
+	firstBad                 []byte // the first line that could not be read, cut to 4 KiB
 	from, to                 time.Time
 	m0, width                int64 // the first minute of the log, minutes per point
 	lastSweep                int64
+	// users are the signed-in users seen from each anonymous caller's
+	// address, for at most maxShared addresses and maxUsers users each.
+	users map[caller]map[string]struct{}
 }
+
+// maxShared and maxUsers bound Replayer.users.
+const maxShared, maxUsers = 1 << 16, 100
 
 // New returns a Replayer for opt, or an error for a setting that is
 // wrong: a format, a rate table, a route.
@@ -138,7 +148,7 @@ func New(opt Options) (*Replayer, error) {
 		r.whatIf = append(r.whatIf, d)
 		r.tables = append(r.tables, strings.TrimSpace(spec))
 	}
-	r.router = newRouter(opt.Settings.routes(), func(s string) bool { _, ok := base.scopes[s]; return ok })
+	r.router = newRouter(opt.Settings.RoutesInForce(), func(s string) bool { _, ok := base.scopes[s]; return ok })
 	r.bound = opt.Settings.MaxEntries
 	if r.bound <= 0 {
 		r.bound = 1 << 20
@@ -234,6 +244,7 @@ func (r *Replayer) produce(in io.Reader, free <-chan *batch, full chan<- *batch)
 			e := &b.entries[len(b.entries)-1]
 			if e.err = r.parser.Parse(line, &e.line); e.err != nil {
 				e.raw = clip(line)
+				r.keepBad(line)
 			} else {
 				l := &e.line
 				l.Addr, l.Forwarded, l.User = b.own(l.Addr), b.own(l.Forwarded), b.own(l.User)
@@ -280,8 +291,17 @@ func (r *Replayer) Line(b []byte) {
 	e := entry{}
 	if e.err = r.parser.Parse(b, &e.line); e.err != nil {
 		e.raw = clip(b)
+		r.keepBad(b)
 	}
 	r.decide(&e)
+}
+
+// keepBad keeps a copy of the first line that could not be read, for the
+// hint of [Report.Err].
+func (r *Replayer) keepBad(line []byte) {
+	if r.firstBad == nil {
+		r.firstBad = bytes.Clone(line[:min(len(line), 4096)])
+	}
 }
 
 // decide decides the request of a line read.
@@ -341,6 +361,13 @@ func (r *Replayer) decide(e *entry) {
 		}
 	}
 	s.count(sec, r.m0, r.width)
+	if g.minuteLim > 0 && s.minuteN == g.minuteLim+1 {
+		s.minutesOver++
+	}
+	if c.user != "" && !k.seen {
+		k.seen = true
+		r.sawUser(k.addr, c.user)
+	}
 	g.requests++
 	allowed := r.base.allow(scope, k, cost, t)
 	if !allowed {
@@ -358,6 +385,28 @@ func (r *Replayer) decide(e *entry) {
 	}
 	if g.wantsSeries(s) {
 		g.giveSeries(c, s)
+	}
+}
+
+// sawUser counts user as seen from the address of the anonymous caller
+// addr.
+func (r *Replayer) sawUser(addr caller, user string) {
+	if addr == (caller{}) {
+		return // an unknown address is no one's
+	}
+	if r.users == nil {
+		r.users = map[caller]map[string]struct{}{}
+	}
+	set, ok := r.users[addr]
+	if !ok {
+		if len(r.users) >= maxShared {
+			return
+		}
+		set = map[string]struct{}{}
+		r.users[addr] = set
+	}
+	if len(set) < maxUsers {
+		set[user] = struct{}{}
 	}
 }
 
@@ -408,13 +457,24 @@ func (r *Replayer) Report() *Report {
 	rep := &Report{
 		Lines: r.lines, Skipped: r.skipped, Unrouted: r.unrouted, SkippedExamples: r.examples,
 		From: r.from, To: r.to, Tables: r.tables, MinutesPerPoint: r.width,
+		format: r.opt.Format, routes: r.opt.Settings.RoutesInForce(), readsAs: readsAs(r.firstBad, r.opt.Format),
 	}
 	if r.m0 >= 0 {
 		rep.Start = time.Unix(r.m0*60, 0).UTC()
 	}
+	users := make(map[string]int64, len(r.users))
+	for addr, set := range r.users {
+		users[addr.String()] = int64(len(set))
+	}
 	for _, g := range r.order {
 		g.retireAll(r.m0, r.width)
-		rep.Groups = append(rep.Groups, g.report(r))
+		gr := g.report(r)
+		if g.kind == 0 {
+			for i := range gr.Top {
+				gr.Top[i].Users = users[gr.Top[i].Caller]
+			}
+		}
+		rep.Groups = append(rep.Groups, gr)
 	}
 	return rep
 }

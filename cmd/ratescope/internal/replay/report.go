@@ -1,10 +1,13 @@
 package replay
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,6 +30,54 @@ type Report struct {
 	Tables []string
 	// Groups are the scopes and kinds with requests, sorted.
 	Groups []GroupReport
+
+	format  string // Options.Format
+	routes  Routes // the routes in force
+	readsAs string // a format the first unreadable line reads in, "" if none
+}
+
+// Err reports a replay that tells nothing, and the flag to change: no
+// line given, no line readable in -format (and the format a line reads
+// in, if one of combined, main and json does), or no request whose path
+// a route limits. It is nil for any other replay.
+func (rep *Report) Err() error {
+	read := rep.Lines - rep.Skipped
+	format := cmp.Or(rep.format, "combined")
+	switch {
+	case rep.Lines == 0:
+		return errors.New("no line to replay")
+	case read == 0:
+		hint := "give the log's format: -format combined, main, json, or its nginx log_format string"
+		if rep.readsAs != "" {
+			hint = "the first reads as -format " + rep.readsAs
+		}
+		return fmt.Errorf("%s, and none could be read as -format %s; %s", plural(rep.Lines, "line"), format, hint)
+	case rep.Unrouted == read:
+		return fmt.Errorf("%s read, and none was limited: no path starts with the prefix of a route (%s); give the application's routes with -route PREFIX=SCOPE", plural(read, "line"), rep.routes.String())
+	}
+	return nil
+}
+
+// readsAs returns the first of combined, main and json, other than
+// format, in which line reads, or "".
+func readsAs(line []byte, format string) string {
+	if line == nil {
+		return ""
+	}
+	for _, f := range []string{"combined", "main", "json"} {
+		if f == cmp.Or(format, "combined") {
+			continue
+		}
+		p, err := NewParser(f, DefaultJSONFields())
+		if err != nil {
+			continue
+		}
+		var l Line
+		if p.Parse(line, &l) == nil {
+			return f
+		}
+	}
+	return ""
 }
 
 // GroupReport is the figures of one scope and kind.
@@ -209,7 +260,8 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(j)
 }
 
-// WriteText writes the report for a person: per scope and kind, the
+// WriteText writes the report for a person: the callers refused most
+// over every scope and kind, with what each looks like; then per scope and kind, the
 // requests, the refused, the callers and those refused at least once, and
 // the callers refused most (saying how many were left out); then the
 // what-if comparison, with [WindowsNote] beside it.
@@ -219,6 +271,15 @@ func (rep *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "; %d not limited (no route), %d unreadable\n", rep.Unrouted, rep.Skipped)
 	for _, ex := range rep.SkippedExamples {
 		fmt.Fprintf(&b, "  unreadable %s\n", ex)
+	}
+	if sum := rep.refusedMost(); sum.refused > 0 {
+		fmt.Fprintf(&b, "\n%d of %s limited (%s) refused, from %d of %s; refused most (what each looks like is a guess from its figures):\n",
+			sum.refused, plural(sum.requests, "request"), pct(sum.refused, sum.requests), sum.refusedCallers, plural(sum.callers, "caller"))
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, f := range sum.top {
+			fmt.Fprintf(tw, "  %s\t%s %s\t%d of %d refused\t%s\n", f.e.Caller, f.g.Scope, f.g.Kind, f.e.Refused, f.e.Requests, looksLike(f.g, f.e))
+		}
+		tw.Flush()
 	}
 	for _, g := range rep.Groups {
 		fmt.Fprintf(&b, "\n%s %s (%s): %s, %d refused (%s), %s, %d refused at least once\n",
@@ -253,15 +314,97 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// WindowsNote says, beside the refused figures of the what-if comparison,
-// why they are higher than counting requests per clock minute would make
-// them. docs/howto/choose-limits-from-your-access-logs.md works an example.
-const WindowsNote = "Refused: the limiter's own answers. Its windows slide (at most the limit in any 60 seconds, " +
-	"or 24 hours, whenever they start; not per clock minute or day), and a counted request leaves its window " +
-	"with its bucket, up to a twentieth of the period (3 s for a minute) later than an exact log would let it go, " +
-	"so a caller that stays above a limit is refused more than counting clock minutes would say " +
-	"(150 a minute for 10 minutes against 120/min: 340 refused, not 300). " +
-	"See \"Why a window refuses more than clock minutes\" in docs/howto/choose-limits-from-your-access-logs.md."
+// WindowsNote says, once, beside the refused figures of the what-if
+// comparison, why they are higher than counting requests per clock minute
+// would make them. The how-to it names works the example.
+const WindowsNote = "Refused is the limiter's own answer, and more than counting clock minutes gives: " +
+	"its window slides (at most the limit in any 60 seconds, whenever they start), " +
+	"and a request leaves it with its bucket, up to a twentieth of the period late (3 s for a minute). " +
+	"150 a minute for 10 minutes against 120/min: 340 refused, not 300. " +
+	"The how-to \"Choose limits from your access logs\" tells why."
+
+// maxFindings is the most callers the findings of a report list.
+const maxFindings = 8
+
+// finding is a caller of a top list, and its scope and kind.
+type finding struct {
+	g GroupReport
+	e TopCaller
+}
+
+// summary is what -rates does over every scope and kind: the figures
+// summed, and the callers refused most (at most maxFindings).
+type summary struct {
+	requests, refused, callers, refusedCallers int64
+	top                                        []finding
+}
+
+func (rep *Report) refusedMost() summary {
+	var sum summary
+	for _, g := range rep.Groups {
+		sum.requests, sum.refused = sum.requests+g.Requests, sum.refused+g.Refused[0]
+		sum.callers, sum.refusedCallers = sum.callers+g.Callers, sum.refusedCallers+g.RefusedCallers[0]
+		for _, e := range g.Top {
+			if e.Refused > 0 {
+				sum.top = append(sum.top, finding{g, e})
+			}
+		}
+	}
+	slices.SortStableFunc(sum.top, func(a, b finding) int { return cmp.Compare(b.e.Refused, a.e.Refused) })
+	sum.top = sum.top[:min(len(sum.top), maxFindings)]
+	return sum
+}
+
+// active returns the span of a caller's requests: "10:00-11:29", or the
+// days when they are more than one.
+func active(e TopCaller) string {
+	if e.Last.Sub(e.First) >= 20*time.Hour {
+		if e.First.YearDay() == e.Last.YearDay() && e.First.Year() == e.Last.Year() {
+			return "all day"
+		}
+		return e.First.Format("Jan 2 15:04") + "-" + e.Last.Format("Jan 2 15:04")
+	}
+	return e.First.Format("15:04") + "-" + e.Last.Format("15:04")
+}
+
+// looksLike says in a few words what kind of caller e is, from its
+// figures: an office or NAT (signed-in users from its address), a caller
+// above the minute limit for long (a scraper or a heavy user) or briefly
+// (a burst), or one refused only by the day limit (a poller, a crawler,
+// a long job). It guesses;
+// the figures beside it are facts.
+func looksLike(g GroupReport, e TopCaller) string {
+	var what []string
+	if e.Users > 1 {
+		n := strconv.FormatInt(e.Users, 10)
+		if e.Users >= maxUsers {
+			n += " or more"
+		}
+		what = append(what, n+" signed-in users came from this address: an office or a NAT, whose anonymous visitors share one count")
+	}
+	switch {
+	case e.MinutesOver >= 10 && g.Kind == "user":
+		what = append(what, fmt.Sprintf("above %d/min in %s: a heavy user, or a script signed in as one", g.MinuteLimit, plural(e.MinutesOver, "minute")))
+	case e.MinutesOver >= 10:
+		what = append(what, fmt.Sprintf("above %d/min in %s: steady, like a scraper or a batch job", g.MinuteLimit, plural(e.MinutesOver, "minute")))
+	case e.MinutesOver > 0 && g.Kind == "user":
+		what = append(what, fmt.Sprintf("above %d/min in %s: a heavy user's burst", g.MinuteLimit, plural(e.MinutesOver, "minute")))
+	case e.MinutesOver > 0:
+		what = append(what, fmt.Sprintf("above %d/min in %s: a burst", g.MinuteLimit, plural(e.MinutesOver, "minute")))
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Users > 1:
+		what = append(what, "refused by the day limit")
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.Last.Sub(e.First) < 20*time.Hour:
+		what = append(what, fmt.Sprintf("up to %d a minute for %s, refused by the day limit: a long job", e.PeakMinute, e.Last.Sub(e.First).Round(time.Minute)))
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit && e.PeakMinute*10 <= max(g.MinuteLimit, 20):
+		what = append(what, fmt.Sprintf("at most %d a minute, all day, refused by the day limit: like a poller", e.PeakMinute))
+	case g.DayLimit > 0 && e.PeakDay > g.DayLimit:
+		what = append(what, fmt.Sprintf("up to %d a minute all day, refused by the day limit: like a crawler or an integration", e.PeakMinute))
+	}
+	if len(what) == 0 {
+		return "refused where its busiest 60 seconds straddle two clock minutes"
+	}
+	return strings.Join(what, "; ")
+}
 
 // plural returns n and the noun, in the plural unless n is 1: "1 caller",
 // "2 callers".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -14,8 +15,10 @@ type Route struct {
 	Prefix string
 	// Scope is the scope's name; a name ending in ".*" takes the part of
 	// the path after Prefix up to the next '/': "autocomplete.*" sends
-	// /autocomplete/project?q=a to autocomplete.project. A request to a
-	// scope the limiter does not know is not limited.
+	// /autocomplete/project?q=a to autocomplete.project, and a request
+	// to a name the limiter does not know is not limited. A scope that
+	// is not the library's (api, autocomplete.NAME) is one of the
+	// application's own, and needs its rates in [Settings].Rates.
 	Scope string
 	// Cost is what each request costs, 1 or more.
 	Cost int64
@@ -58,8 +61,8 @@ func ParseRoute(s string) (Route, error) {
 	return r, nil
 }
 
-// Set adds a route, for the flag package. The first replaces the
-// default routes.
+// Set adds a route, for the flag package. The routes given are added to
+// [DefaultRoutes]; one with the prefix of a default route replaces it.
 func (rs *Routes) Set(s string) error {
 	r, err := ParseRoute(s)
 	if err != nil {
@@ -95,12 +98,16 @@ func (r Route) String() string {
 	return s
 }
 
-// routes returns the routes in force.
-func (s Settings) routes() Routes {
-	if len(s.Routes) == 0 {
-		return DefaultRoutes()
+// RoutesInForce returns the routes a replay decides with: the default
+// routes whose prefix no route of s.Routes has, then s.Routes.
+func (s Settings) RoutesInForce() Routes {
+	var out Routes
+	for _, d := range DefaultRoutes() {
+		if !slices.ContainsFunc(s.Routes, func(r Route) bool { return r.Prefix == d.Prefix }) {
+			out = append(out, d)
+		}
 	}
-	return s.Routes
+	return append(out, s.Routes...)
 }
 
 // router finds the scope of a path.

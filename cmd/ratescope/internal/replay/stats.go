@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"time"
 )
 
 // maxPoints is the most points of a caller's series of requests per
@@ -22,7 +23,8 @@ type callerStat struct {
 	peakMinute        int64
 	day, dayN         int64 // the UTC day and its requests
 	peakDay           int64
-	last              int64  // Unix seconds of its last request
+	first, last       int64  // Unix seconds of its first and last request
+	minutesOver       int64  // clock minutes above the per-minute limit of -rates
 	whatIf            uint64 // bit i: refused at least once under what-if table i
 	series            *series
 	nextScan          int64 // the refusals at which it next asks for a series
@@ -39,13 +41,23 @@ type series struct {
 }
 
 // A TopCaller is one caller of a top list: who, its requests, those
-// refused, and its busiest clock minute and UTC day.
+// refused, and its busiest clock minute and UTC day. The fields not in
+// -json (whose shape is a contract) describe it in the HTML report.
 type TopCaller struct {
 	Caller     string `json:"caller"`
 	Requests   int64  `json:"requests"`
 	Refused    int64  `json:"refused"`
 	PeakMinute int64  `json:"peak_minute"`
-	PeakDay    int64  `json:"-"` // not in -json, whose shape is a contract
+	PeakDay    int64  `json:"-"`
+	// First and Last are the times of its first and last request.
+	First, Last time.Time `json:"-"`
+	// MinutesOver counts its clock minutes above the limit over a minute
+	// of -rates.
+	MinutesOver int64 `json:"-"`
+	// Users counts, for an anonymous caller, the signed-in users seen
+	// from its address (at most 100): more than one says an office or a
+	// NAT, whose anonymous visitors share the caller's count.
+	Users int64 `json:"-"`
 }
 
 // before reports whether a comes before b in the top list: more refused,
@@ -110,6 +122,9 @@ func (g *group) stat(c caller) (*callerStat, bool) {
 // the log and width the minutes per point.
 func (s *callerStat) count(t int64, m0, width int64) {
 	s.requests++
+	if s.requests == 1 {
+		s.first = t
+	}
 	s.last = max(s.last, t)
 	m := t / 60
 	if m > s.minute {
@@ -141,7 +156,10 @@ func (s *callerStat) fold(m0, width int64) {
 
 // entry returns the caller's figures.
 func (s *callerStat) entry(c string) TopCaller {
-	return TopCaller{Caller: c, Requests: s.requests, Refused: s.refused, PeakMinute: s.peakMinute, PeakDay: s.peakDay}
+	return TopCaller{
+		Caller: c, Requests: s.requests, Refused: s.refused, PeakMinute: s.peakMinute, PeakDay: s.peakDay,
+		First: time.Unix(s.first, 0).UTC(), Last: time.Unix(s.last, 0).UTC(), MinutesOver: s.minutesOver,
+	}
 }
 
 // wantsSeries reports whether a caller with no series should get one: at
