@@ -365,8 +365,8 @@ func TestReplayReportOfTheHowTo(t *testing.T) {
 	}
 	assert.Equal(t, want, groups, "a section per scope and kind of -json, in its order")
 	// The headings of the chart and the list of the top callers say how
-	// many callers they leave out; the note on sliding windows is beside
-	// the what-if chart.
+	// many callers they leave out; the note on sliding windows is once, at
+	// the end of the what-if section.
 	var perMinute int
 	for _, c := range charts {
 		if c.Chart == "per-minute" && c.Scope == "api" && c.Kind == "anon" {
@@ -374,12 +374,12 @@ func TestReplayReportOfTheHowTo(t *testing.T) {
 		}
 	}
 	headings, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
-		`Array.from(document.querySelectorAll("#api-anon h3.per-minute, #api-anon h3.top, #api-anon p.windows"), e => e.textContent)`))
+		`Array.from(document.querySelectorAll("#api-anon h3.per-minute, #api-anon h3.top, #what-if p.windows"), e => e.textContent)`))
 	require.NoError(t, err)
 	require.Len(t, headings, 3)
 	assert.Equal(t, fmt.Sprintf("Requests per minute: top %d of %d callers", perMinute, apiAnon.Callers), headings[0])
-	assert.Contains(t, headings[1], "against 120/min: 340 refused, not 300")
-	assert.Equal(t, fmt.Sprintf("Callers refused most: top %d of %d callers", len(apiAnon.Top), apiAnon.Callers), headings[2])
+	assert.Equal(t, fmt.Sprintf("Callers refused most: top %d of %d callers", len(apiAnon.Top), apiAnon.Callers), headings[1])
+	assert.Contains(t, headings[2], "against 120/min: 340 refused, not 300")
 	assertSelfContained(t, pl, pageURL)
 
 	// The screenshot: the top of the page and the first scope and kind,
