@@ -21,7 +21,7 @@ type Config struct {
 	// Callers is how many callers the view keeps to find the ones refused
 	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
 	// periods of 15 minutes, the current one and the previous one. Memory
-	// is about 300 bytes per caller kept, plus its user id twice, whatever
+	// is about 310 bytes per caller kept, plus its user id twice, whatever
 	// the number of callers refused; of a user id longer than the stores
 	// keep, the view keeps what a store does, its digest, and its first
 	// bytes for the page. With N the refusals of the two
