@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ratescope/ratescope/core"
 )
 
 // Config configures a [Store]. Zero fields take the defaults stated on each;
@@ -181,7 +183,8 @@ func (c Config) Validate() error {
 
 // ErrUnavailable is the error [Store.Take] returns while the circuit breaker
 // of the caller's Redis node is open: the store did not call Redis. Test for
-// it with errors.Is. The error returned also has a RetryAfter method
+// it with errors.Is; the error returned also matches [core.ErrNotSent], so
+// that a give-back it refused may be made again. The error returned also has a RetryAfter method
 // ([core.RetryAfterError]) that returns Config.BreakerBackoff, so that a
 // scope that fails closed tells its callers to wait that long.
 var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
@@ -193,8 +196,11 @@ type unavailableError struct{ backoff time.Duration }
 
 func (e *unavailableError) Error() string { return ErrUnavailable.Error() }
 
-// Is reports whether target is ErrUnavailable.
-func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+// Is reports whether target is ErrUnavailable or [core.ErrNotSent]: the
+// store sent nothing to Redis.
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || target == core.ErrNotSent
+}
 
 // RetryAfter returns the breaker's back-off.
 func (e *unavailableError) RetryAfter() time.Duration { return e.backoff }
