@@ -501,6 +501,15 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 	}
 }
 
+// ownFault reports whether err, a decision's error, concerns its key
+// alone: Redis found the key of another type (WRONGTYPE), or the take
+// script could not count on its value (RATESCOPE, see takeScript). The
+// node answered, and is healthy for every other key: such an error fails
+// its decision and never counts against the node's breaker.
+func ownFault(err error) bool {
+	return redis.HasErrorPrefix(err, "WRONGTYPE") || redis.HasErrorPrefix(err, "RATESCOPE")
+}
+
 // redirected reports whether err is a cluster redirection: the key's slot
 // lives on another master (MOVED) or is moving there (ASK).
 func redirected(err error) bool {

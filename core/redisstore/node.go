@@ -212,11 +212,15 @@ func (n *node) send(batch []*call) {
 	failed := 0
 	answered := false
 	for _, c := range live {
-		if e := c.failure(); e != nil {
+		switch e := c.failure(); {
+		case e == nil:
+			answered = true
+		case ownFault(e):
+			failed++
+			answered = true // the node answered: the fault is the key's
+		default:
 			failed++
 			err = e
-		} else {
-			answered = true
 		}
 	}
 	if answered {
@@ -254,8 +258,9 @@ func (n *node) flush(err error) {
 }
 
 // record counts the outcome of a batch of calls: trips round trips (one per
-// pipeline), the error that all of them met or nil if Redis answered some,
-// and how many calls failed. The breaker sees one success or one failure per
+// pipeline), the error that all of them met or nil if Redis answered some
+// (an error of a decision's own, see ownFault, is an answer), and how many
+// calls failed. The breaker sees one success or one failure per
 // batch, so that it opens after BreakerFailures batches fail however many
 // decisions each carried. It reports whether the breaker opened.
 func (n *node) record(trips int, err error, failed int) bool {
@@ -301,6 +306,8 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 	switch {
 	case err == nil:
 		n.record(1, nil, 0)
+	case ownFault(err):
+		n.record(1, nil, 1)
 	case ctx.Err() != nil:
 		n.counters.trips.Add(1)
 		n.breaker.abandoned()
