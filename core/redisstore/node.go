@@ -21,9 +21,12 @@ import (
 // flight is sent at once. A batch waits at most timeout for Redis, from
 // when it is sent: time spent queued while the node keeps answering does
 // not count, so a burst on a healthy node is counted however long its
-// queue. When a batch goes unanswered for timeout the node has stalled:
-// every decision waiting for it fails at once (they would wait for a node
-// that does not answer), and so do they when the breaker opens.
+// queue. When a batch goes unanswered for timeout, its decisions fail; if
+// the node answered no other batch meanwhile, it has stalled: every
+// decision waiting for it fails at once (they would wait for a node that
+// does not answer), and so do they when the breaker opens. A batch lost on
+// one silent connection, while the node answers on the others, fails its
+// own decisions only.
 //
 // The queue holds at most maxQueue decisions. A Take that finds it full
 // waits for room (backpressure) until the node answers and a sender takes
@@ -292,7 +295,7 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 		}
 		done <- cmd
 	}()
-	cmd, ok := await(ctx, done, sent, n.timeout, &n.liveness)
+	cmd, ok := await(ctx, done, sent, n.timeout)
 	switch {
 	case ok:
 		split(cmd, []*call{c})

@@ -30,17 +30,19 @@ type Config struct {
 	// tag. Default: "ratescope:".
 	Prefix string
 
-	// Timeout bounds how long Redis may take to answer: from the moment a
-	// batch is sent, and while it waits for a batch, from the node's last
-	// answer. A decision queued behind other batches waits as long as its
-	// node keeps answering, and is counted; when the node stops answering,
-	// every decision waiting for it fails, within about Timeout in a
-	// process that is not slowed. A process that lags behind (its
-	// goroutines wait for a CPU: a burst, CPU-bound work, the garbage
-	// collector) would read Redis's answers late, so it waits on while it
-	// lags, never more than 40 × Timeout or 10s, whichever is longer (see
-	// the package documentation). The store bounds the wait itself,
-	// whatever the client's settings. Default: 50ms.
+	// Timeout bounds how long Redis may take to answer a batch, from the
+	// moment it is sent; a batch that another one answered meanwhile does
+	// not wait longer for it. A decision queued behind other batches waits
+	// as long as its node keeps answering, and is counted; when the node
+	// stops answering, every decision waiting for it fails. A sent batch
+	// waits Timeout in a process that is not slowed. A process that
+	// measures itself lagging (its goroutines wait for a CPU: a burst,
+	// CPU-bound work, the garbage collector) would read Redis's answers
+	// late, so it waits up to Timeout + 4 × the lag it measured, and at
+	// least 4 × Timeout, but never more than 40 × Timeout or 10s,
+	// whichever is longer (see the package documentation). The store
+	// bounds the wait itself, whatever the client's settings. Default:
+	// 50ms.
 	Timeout time.Duration
 
 	// MaxBatch is the most decisions sent to Redis in one round trip (one
