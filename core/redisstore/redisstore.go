@@ -351,23 +351,45 @@ func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, e
 // Redis and Prefix: it returns true. The startup checks read it.
 func (s *Store) Shared() bool { return true }
 
-// Ping reports whether Redis answers PING within ctx: every master of a
-// cluster, the server otherwise. It neither consults nor changes the
+// Ping reports whether Redis answers PING: every master of a cluster, the
+// server otherwise. It waits at most 4 × Config.Timeout (200ms by default),
+// or until ctx ends if that is sooner, whatever the client's settings, and
+// sends PING once, without the client's retries, so that a process that
+// starts while Redis is down is not held up: its requests are allowed
+// uncounted until Redis answers. It neither consults nor changes the
 // circuit breaker.
 func (s *Store) Ping(ctx context.Context) error {
+	bound := 4 * s.timeout
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.ping(ctx) }()
 	var err error
-	if c, ok := s.client.(*redis.ClusterClient); ok {
-		err = c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
-			return n.Ping(ctx).Err()
-		})
-	} else {
-		err = s.client.Ping(ctx).Err()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("no answer within %s: %w", bound, ctx.Err())
 	}
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", err)
 	}
 	s.nodes.answered()
 	return nil
+}
+
+// ping sends PING once to every master of a cluster, or to the client.
+func (s *Store) ping(ctx context.Context) error {
+	send := func(ctx context.Context, c redis.UniversalClient) error {
+		cmd := redis.NewCmd(ctx, "ping")
+		_ = c.Process(ctx, once{cmd})
+		return cmd.Err()
+	}
+	if c, ok := s.client.(*redis.ClusterClient); ok {
+		return c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+			return send(ctx, n)
+		})
+	}
+	return send(ctx, s.client)
 }
 
 // Stats counts what a [Store] did since [New].
