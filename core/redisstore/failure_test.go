@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,4 +409,47 @@ func TestBadValueFailsItsDecisionAlone(t *testing.T) {
 	st := s.Stats()
 	assert.False(t, st.BreakerOpen, "a key's own fault does not open the breaker")
 	assert.Zero(t, st.BreakerOpens)
+}
+
+// TestRestartWithoutPersistence holds what docs/howto/run-with-redis.md
+// says of a Redis without persistence (as redistest runs it: no RDB, no
+// AOF): a restart forgets every count, and each caller gets its whole limit
+// again within the window it had used up, twice its limit in all.
+func TestRestartWithoutPersistence(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	const callers, limit = 1000, 5
+	limits := []core.Rate{core.PerMinute(limit)}
+	served := make([]atomic.Int64, callers)
+	takeAll := func() {
+		client, _ := failureClient(t, srv)
+		s := newStore(t, redisstore.Config{Client: client, CacheSize: -1})
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				req := storecall.Request{Scope: "restart", Caller: core.UserCaller(fmt.Sprintf("c%d", i)), Limits: limits, Cost: 1, Now: storetest.Start.Add(time.Duration(i) * time.Millisecond)}
+				for range limit + 1 {
+					res, err := storecall.Take(ctx, s, req)
+					if assert.NoError(t, err) && res.Allowed {
+						served[i].Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	takeAll()
+	require.NoError(t, srv.Stop())
+	require.NoError(t, srv.Restart())
+	takeAll() // the same minute, on the limiter's clock
+	forgotten := 0
+	for i := range served {
+		if served[i].Load() > limit {
+			forgotten++
+		}
+		assert.LessOrEqual(t, served[i].Load(), int64(2*limit))
+	}
+	t.Logf("counts forgotten by the restart: %d of %d callers", forgotten, callers)
+	assert.Equal(t, callers, forgotten, "a Redis without persistence forgets every count")
 }
