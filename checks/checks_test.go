@@ -282,19 +282,20 @@ func TestStartupWithRedisDown(t *testing.T) {
 	silent := func(t *testing.T) string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		var conns []net.Conn
+		conns := make(chan net.Conn, 16)
 		go func() {
 			for {
 				c, err := l.Accept() // and never answer
 				if err != nil {
+					close(conns)
 					return
 				}
-				conns = append(conns, c)
+				conns <- c
 			}
 		}()
 		t.Cleanup(func() {
 			_ = l.Close()
-			for _, c := range conns {
+			for c := range conns {
 				_ = c.Close()
 			}
 		})
