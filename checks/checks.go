@@ -253,9 +253,12 @@ func splitJoined(err error) []error {
 // Run checks a built Limiter: W601 if neither the number of proxies nor
 // the trusted proxies is set, W602 if its store is not shared between
 // processes, W603 if its store cannot be reached within two seconds (or
-// before ctx ends), W610 for shadow mode, W611 for trusted proxies that are
-// unused, and the warnings of a store that checks itself
-// ([core.StoreChecker]): W604 to W607 for the Redis store.
+// before ctx ends, or the store's own bound: the Redis store's Ping), W610
+// for shadow mode, W611 for trusted proxies that are unused, and the
+// warnings of a store that checks itself ([core.StoreChecker]): W604 to
+// W607 for the Redis store. A store that cannot be reached is asked for its
+// warnings with a context that has ended, so that Run does not wait for it
+// twice.
 func Run(ctx context.Context, lim *core.Limiter) []Message {
 	cfg := lim.Config()
 	msgs := configMessages(cfg)
@@ -278,6 +281,11 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 				Text:  "the rate limit store cannot be reached: " + err.Error() + ".",
 				Hint:  "Until it can, requests are allowed and not counted (fail open). Check the store's address and that it is running.",
 			})
+			// Its settings cannot be read either: the store reports only
+			// what it finds without calling, and start-up waits no more.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			return append(msgs, storeWarnings(done, cfg.Store)...)
 		}
 	}
 	return append(msgs, storeWarnings(ctx, cfg.Store)...)

@@ -264,6 +264,68 @@ func TestClientIP(t *testing.T) {
 	assert.Empty(t, checks.ClientIP(lim, "Gin", last))
 }
 
+// TestStartupWithRedisDown starts as the documented start-up does, with
+// the Redis store and a client built as the docs say (go-redis's default
+// retries, ContextTimeoutEnabled): store.Ping without a deadline, then
+// checks.Run. With Redis down, refusing connections or never answering,
+// both take under a second together, and report W603.
+func TestStartupWithRedisDown(t *testing.T) {
+	t.Parallel()
+	refused := func(t *testing.T) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		return addr
+	}
+	silent := func(t *testing.T) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		conns := make(chan net.Conn, 16)
+		go func() {
+			for {
+				c, err := l.Accept() // and never answer
+				if err != nil {
+					close(conns)
+					return
+				}
+				conns <- c
+			}
+		}()
+		t.Cleanup(func() {
+			_ = l.Close()
+			for c := range conns {
+				_ = c.Close()
+			}
+		})
+		return l.Addr().String()
+	}
+	for _, tc := range []struct {
+		name string
+		addr func(t *testing.T) string
+	}{
+		{name: "connection refused", addr: refused},
+		{name: "never answers", addr: silent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := redis.NewClient(&redis.Options{Addr: tc.addr(t), ContextTimeoutEnabled: true})
+			defer client.Close()
+			store, err := redisstore.New(redisstore.Config{Client: client})
+			require.NoError(t, err)
+			lim := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store})
+			start := time.Now()
+			pingErr := store.Ping(context.Background())
+			msgs := checks.Run(context.Background(), lim)
+			took := time.Since(start)
+			t.Logf("start-up with Redis down (%s): %s", tc.name, took)
+			assert.Error(t, pingErr)
+			assert.Equal(t, []string{"ratescope.W603"}, ids(msgs))
+			assert.Less(t, took, time.Second, "to listening")
+		})
+	}
+}
+
 func TestRedisUnreachableAtStartup(t *testing.T) {
 	t.Parallel()
 	// A port nobody listens on: the real Redis store cannot reach it.
@@ -277,5 +339,6 @@ func TestRedisUnreachableAtStartup(t *testing.T) {
 	require.NoError(t, err)
 	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store}))
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
-	assert.Contains(t, msgs[0].Text, "connection refused")
+	// The client dials again for longer than the store waits for a PING.
+	assert.Contains(t, msgs[0].Text, "redisstore: ping: no answer within 200ms")
 }

@@ -25,7 +25,10 @@ import (
 // ctx's values but not its cancellation.
 //
 // The error is the store's: the units then stay counted (the strict side), and the
-// error is logged at most once per Config.ErrorLogInterval. GiveBack keeps
+// error is logged at most once per Config.ErrorLogInterval. After an error
+// that wraps [ErrNotSent] (the store sent nothing, as while a circuit
+// breaker is open) the request may be given back again; after any other it
+// counts as given back, since the store may have given it back. GiveBack keeps
 // no reference to d and is safe for concurrent use.
 func (l *Limiter) GiveBack(ctx context.Context, d *Decision) error {
 	if d.grant == nil {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -36,7 +37,10 @@ type Store interface {
 //
 // GiveBack takes cost units out of the buckets where the allowed request
 // at [Result.At] was counted, never below zero; Reset clears the caller's
-// counts, so that its next request starts afresh.
+// counts, so that its next request starts afresh. A GiveBack that did not
+// reach the store (a circuit breaker that is open) returns an error that
+// wraps [ErrNotSent]: the request may then be given back again. Any other
+// error means the units may or may not have been given back.
 //
 // An error means the store could not decide (for example, it could not be
 // reached); the [Limiter] then fails open, or closed in a scope that fails
@@ -49,6 +53,14 @@ type Counter interface {
 	GiveBack(ctx context.Context, key Key, cost int64, at int64) error
 	Reset(ctx context.Context, key Key, now time.Time) error
 }
+
+// ErrNotSent is wrapped by the error of a [Counter]'s GiveBack that gave
+// nothing back because it sent nothing to the store: a Redis node whose
+// circuit breaker is open, for example. Such a give-back leaves the request
+// counted and not yet given back, so that [Ticket.GiveBack] and
+// [Limiter.GiveBack] may try it again; after any other error they do not,
+// since the store may have given the units back already.
+var ErrNotSent = errors.New("ratescope: not sent to the store")
 
 // A Result is a [Counter]'s answer to Take.
 type Result struct {

@@ -234,7 +234,10 @@ func (t *Ticket) Decision() *Decision {
 // ctx ends.
 //
 // The error is the store's, logged at most once per Config.ErrorLogInterval: the
-// units then stay counted (the strict side).
+// units then stay counted (the strict side). A give-back the store did not
+// send (an error that wraps [ErrNotSent], such as an open circuit breaker's)
+// may be made again once the store is back; after any other error the
+// request counts as given back.
 func (t *Ticket) GiveBack(ctx context.Context) error {
 	return t.share().give(ctx, t.lim)
 }
@@ -275,6 +278,10 @@ func (g *grant) give(ctx context.Context, l *Limiter) error {
 	}
 	ctx = context.WithoutCancel(ctx)
 	if err := g.limits.counter.GiveBack(ctx, g.caller.Key(), g.cost, g.at); err != nil {
+		if errors.Is(err, ErrNotSent) {
+			// Nothing reached the store: the request is still to give back.
+			g.given.Store(false)
+		}
 		if quiet, ok := l.errLog.allow(l.now()); ok {
 			l.logger.LogAttrs(ctx, slog.LevelError, "ratescope: store failed to give units back; they stay counted",
 				slog.String("scope", g.scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))

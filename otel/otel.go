@@ -167,7 +167,7 @@ func New(cfg Config) (*Recorder, error) {
 	r.calls = counter("ratescope.redis.calls", "{call}", "Decisions sent to Redis.")
 	r.trips = counter("ratescope.redis.round_trips", "{round_trip}", "Pipelines or lone commands that carried the Redis calls.")
 	r.redisFailures = counter("ratescope.redis.failures", "{call}", "Redis calls that failed.")
-	r.failedFast = counter("ratescope.redis.failed_fast", "{decision}", "Decisions refused by the open circuit breaker without calling Redis.")
+	r.failedFast = counter("ratescope.redis.failed_fast", "{decision}", "Decisions that failed at once, without calling Redis, while a circuit breaker was open: allowed uncounted, or refused in a scope that fails closed.")
 	r.opens = counter("ratescope.redis.breaker.opens", "{open}", "Times the circuit breaker opened.")
 	r.cacheHits = counter("ratescope.redis.cache.hits", "{denial}", "Denials answered by the over-limit cache without calling Redis.")
 	r.breakerOpen, err = m.Int64ObservableGauge("ratescope.redis.breaker.open", metric.WithUnit("{breaker}"),

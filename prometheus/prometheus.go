@@ -107,7 +107,7 @@ func New(cfg Config) *Collector {
 		calls:         desc("redis_calls_total", "Decisions sent to Redis."),
 		trips:         desc("redis_round_trips_total", "Pipelines or lone commands that carried the Redis calls."),
 		redisFailures: desc("redis_failures_total", "Redis calls that failed."),
-		failedFast:    desc("redis_failed_fast_total", "Decisions refused by the open circuit breaker without calling Redis."),
+		failedFast:    desc("redis_failed_fast_total", "Decisions that failed at once, without calling Redis, while a circuit breaker was open: allowed uncounted, or refused in a scope that fails closed."),
 		opens:         desc("redis_breaker_opens_total", "Times the circuit breaker opened."),
 		breakerOpen:   desc("redis_breaker_open", "1 while the circuit breaker is open, 0 otherwise."),
 		cacheHits:     desc("redis_cache_hits_total", "Denials answered by the over-limit cache without calling Redis."),

@@ -290,3 +290,44 @@ func TestFullStoreSweepsBeforeEvicting(t *testing.T) {
 	assert.LessOrEqual(t, s.Evictions()-100, int64(100), "expired entries swept, few evicted")
 	assert.LessOrEqual(t, s.Len(), bound)
 }
+
+// TestGiveBackAfterEvictionGivesNothing holds that a caller whose entry was
+// evicted starts afresh, and that a give-back of a request counted on the
+// evicted entry takes nothing off the fresh one: at 3/min, one request
+// before the eviction and three after are all a minute allows.
+func TestGiveBackAfterEvictionGivesNothing(t *testing.T) {
+	t.Parallel()
+	s := memstore.New(memstore.Config{MaxEntries: 1, SweepInterval: -1})
+	defer s.Close()
+	ctx := context.Background()
+	limits := []core.Rate{core.PerMinute(3)}
+	req := func(c core.Caller, now time.Time) storecall.Request {
+		return storecall.Request{Scope: "api", Caller: c, Limits: limits, Cost: 1, Now: now}
+	}
+	alice, bob := nthCaller(1), nthCaller(2)
+	now := storetest.Start
+
+	first, err := storecall.Take(ctx, s, req(alice, now))
+	require.NoError(t, err)
+	require.True(t, first.Allowed)
+	_, err = storecall.Take(ctx, s, req(bob, now)) // evicts alice
+	require.NoError(t, err)
+	require.EqualValues(t, 1, s.Evictions())
+
+	now = now.Add(time.Second) // the same bucket of the minute window
+	served := 1
+	for range 3 {
+		res, err := storecall.Take(ctx, s, req(alice, now))
+		require.NoError(t, err)
+		if res.Allowed {
+			served++
+		}
+	}
+	require.NoError(t, storecall.GiveBack(ctx, s, req(alice, now), first.At))
+	res, err := storecall.Take(ctx, s, req(alice, now))
+	require.NoError(t, err)
+	if res.Allowed {
+		served++
+	}
+	assert.Equal(t, 4, served, "one request before the eviction, three after")
+}

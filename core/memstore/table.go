@@ -17,9 +17,12 @@ type counts[T window.Counter] interface {
 }
 
 // entry is the state of one caller in one scope: the time of its last
-// admitted request (nanoseconds, see Store.nanos) and one window per limit.
+// admitted request (nanoseconds, see Store.nanos), the time it was made at
+// (born: a request counted before then was counted on an entry that has
+// since been evicted, swept or reset) and one window per limit.
 type entry[T window.Counter, W counts[T]] struct {
 	last int64
+	born int64
 	w    W
 }
 
@@ -203,6 +206,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.
 
 	sh.mu.Lock()
 	slot, found := sh.index[k]
+	made := false
 	if !found {
 		found = t.makeRoom(sh, k, now)
 		if found {
@@ -211,16 +215,21 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.
 			slot = sh.alloc()
 			sh.index[k] = slot
 			sh.peak = max(sh.peak, len(sh.index))
+			made = true
 		}
 	}
 	e := sh.at(slot)
 	last := e.last
 	now, merge := window.Clock(last, now)
+	if made {
+		e.born = now
+	}
 	if merge {
 		for i := range len(e.w) {
 			e.w[i].Merge(t.shapes[i], now)
 		}
 		e.last, last = now, now
+		e.born = min(e.born, now)
 	}
 	// A refusal writes nothing, so that the state is a function of the
 	// admitted requests alone, as in Redis: the check reads the windows
@@ -300,6 +309,12 @@ func (t *genericTable[K, T, W]) giveBack(req *request, at int64) {
 		// The clock stepped back since, and the counts were moved to a
 		// time before at (window.Clock): its bucket is unknown, and the
 		// units stay counted, the safe side.
+		return
+	}
+	if at < e.born {
+		// The request was counted on an entry that was dropped since
+		// (evicted, swept or reset): this one started afresh without it,
+		// and gives nothing back for it.
 		return
 	}
 	for i := range len(e.w) {

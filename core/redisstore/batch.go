@@ -130,9 +130,12 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 // a redirection are answered before the script runs, so nothing is counted
 // twice. It waits for the answers as [await] says, and reports how many
 // round trips and commands it made and whether the node stalled: it gave
-// up waiting (then every call of live holds errNoAnswer and is lost,
-// because go-redis may still be writing its command), or the round trip
-// ended with no reply to any call (an error reply is a reply, see replied).
+// up waiting while the node answered no other round trip either (then
+// every call of live holds errNoAnswer and is lost, because go-redis may
+// still be writing its command; they do also when the node answered
+// others, as when one connection went silent: then the node has not
+// stalled), or the round trip ended with no reply to any call (an error
+// reply is a reply, see replied).
 func send(client, fallback redis.UniversalClient, by grouping, live []*call, timeout time.Duration, node *liveness, w *workers) (trips, cmds int, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
@@ -201,14 +204,14 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 		node.answered(live)
 		done <- trips
 	})
-	trips, ok := await(context.Background(), done, sent, timeout, node)
+	trips, ok := await(context.Background(), done, sent, timeout)
 	if ok {
 		return trips, len(groups), !anyAnswered(live)
 	}
 	for _, c := range live {
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
-	return 1, len(groups), true
+	return 1, len(groups), node.silentSince(sent)
 }
 
 // once is a command that go-redis must not send again after a network
@@ -414,7 +417,9 @@ func ceiling(timeout time.Duration) time.Duration {
 
 // liveness is when a node last answered (an error reply counts, see
 // replied), so that a round trip that goes unanswered can tell a node that
-// stalled from one that keeps answering.
+// stalled, whose queue is failed, from a connection that went silent while
+// the node answers on others (a NAT that dropped the connection's state),
+// which fails that round trip's decisions alone.
 type liveness struct {
 	last atomic.Int64 // time.Time.UnixNano of the last answer
 }
@@ -426,27 +431,33 @@ func (l *liveness) answered(live []*call) {
 	}
 }
 
-// await waits for the end of a round trip sent at sent (a value on done), for
-// ctx to end, or until the node has stalled. It reports false when it
-// stopped waiting without an answer.
+// silentSince reports whether the node has answered nothing since sent.
+func (l *liveness) silentSince(sent time.Time) bool {
+	return !time.Unix(0, l.last.Load()).After(sent)
+}
+
+// await waits for the end of a round trip sent at sent (a value on done),
+// for ctx to end, or until Redis has had timeout to answer it. It reports
+// false when it stopped waiting without an answer.
 //
-// The node has stalled when it has given no answer for timeout, counted on
-// Redis's side rather than on the progress of our own goroutines (ADR
-// 0041): an answer that Redis sent in time is read by a goroutine woken by
-// the network, which waits for a CPU as long as the process lags behind.
-// lag is the worst lag (see lag) the process showed at the checks of this
-// wait, one when the timer fires at due and one every timeout/4 after; a
-// check that measures under timeout/8 without a run-queue backlog finds
-// the process on time. due is timeout after the round trip was sent, or
-// after the node's last answer to another round trip if it answered since.
-// await gives up at the first check that finds the process on time at or
-// after due + 2 x lag (it caught up, and the answer is still missing); at a
+// The wait is per round trip: another round trip that the node answers
+// meanwhile does not lengthen it, so that a connection that went silent
+// costs its decisions timeout, not the socket's read timeout. Timeout is
+// counted on Redis's side rather than on the progress of our own
+// goroutines (ADR 0041): an answer that Redis sent in time is read by a
+// goroutine woken by the network, which waits for a CPU as long as the
+// process lags behind. lag is the worst lag (see lag) the process showed
+// at the checks of this wait, one when the timer fires at due (timeout
+// after sent) and one every timeout/4 after; a check that measures under
+// timeout/8 without a run-queue backlog finds the process on time. await
+// gives up at the first check that finds the process on time at or after
+// due + 2 x lag (it caught up, and the answer is still missing); at a
 // check that finds it lagging, only at or after due + 4 x lag and 4 x
 // timeout after the round trip was sent (the bound of ADR 0007, kept as a
 // floor: the lag it measures may be short of the reader's); and at ceiling
 // whatever happens. A process that is not slowed thus gives up at about
 // timeout.
-func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration, node *liveness) (T, bool) {
+func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration) (T, bool) {
 	limit := sent.Add(ceiling(timeout))
 	var zero T
 	due := sent.Add(timeout)
@@ -471,9 +482,6 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		default:
 		}
 		now := time.Now()
-		if last := time.Unix(0, node.last.Load()); last.After(sent) {
-			due = last.Add(timeout)
-		}
 		lagging := behind > timeout/8 || backlog
 		if lagging {
 			worst = max(worst, behind, timeout/8)
@@ -488,10 +496,10 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		if !end.After(now) || !now.Before(limit) {
 			return zero, false
 		}
-		// The node answered since, or we lag: wait on, and look again
-		// soon, as the lag changes when the process catches up.
+		// We lag: wait on, and look again soon, as the lag changes when
+		// the process catches up.
 		fires = now.Add(timeout / 4)
-		if end.After(now) && end.Before(fires) {
+		if end.Before(fires) {
 			fires = end
 		}
 		if limit.Before(fires) {
@@ -499,6 +507,15 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		}
 		timer.Reset(fires.Sub(now))
 	}
+}
+
+// ownFault reports whether err, a decision's error, concerns its key
+// alone: Redis found the key of another type (WRONGTYPE), or the take
+// script could not count on its value (RATESCOPE, see takeScript). The
+// node answered, and is healthy for every other key: such an error fails
+// its decision and never counts against the node's breaker.
+func ownFault(err error) bool {
+	return redis.HasErrorPrefix(err, "WRONGTYPE") || redis.HasErrorPrefix(err, "RATESCOPE")
 }
 
 // redirected reports whether err is a cluster redirection: the key's slot

@@ -55,7 +55,9 @@ const checkTimeout = 2 * time.Second
 //     yes: when any master fails, the others refuse every command.
 //
 // A server that does not answer CONFIG GET (a managed Redis may refuse it)
-// is left out. CheckStore waits at most two seconds, or until ctx ends.
+// is left out. CheckStore waits at most two seconds, or until ctx ends; with
+// ctx ended already, it reports only what it finds without Redis
+// ([IDNoContextTimeouts]).
 func (s *Store) CheckStore(ctx context.Context) []core.StoreProblem {
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
@@ -101,11 +103,17 @@ func (s *Store) CheckStore(ctx context.Context) []core.StoreProblem {
 	}
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
-		_ = c.ForEachMaster(ctx, read)
+		if ctx.Err() == nil {
+			_ = c.ForEachMaster(ctx, read)
+		}
 	case *redis.Client:
-		_ = read(ctx, c)
+		if ctx.Err() == nil {
+			_ = read(ctx, c)
+		}
 	case *redis.Ring:
-		_ = c.ForEachShard(ctx, read)
+		if ctx.Err() == nil {
+			_ = c.ForEachShard(ctx, read)
+		}
 	}
 
 	policies := make([]string, 0, len(evicts))

@@ -45,16 +45,17 @@
 //
 // # Failures
 //
-// [Config.Timeout] measures Redis's answer, not the store's own queue or a
-// slowed process: a decision fails only when its node has been silent that
-// long once the process has caught up. A failed decision returns an error,
-// and the limiter then allows the request uncounted (fail open) or, for a
-// scope that fails closed, refuses it. After [Config.BreakerFailures]
-// unanswered round trips a node's breaker opens and its decisions fail at
-// once ([ErrUnavailable]) for [Config.BreakerBackoff]. A caller Redis has
-// refused is answered from memory until a request could fit again
-// ([Config.CacheSize]), so a blocked caller's flood costs Redis almost
-// nothing. [Store.CheckStore] warns at start-up about Redis settings that
+// [Config.Timeout] measures Redis's answer to a batch, not the store's own
+// queue or a slowed process: a sent batch waits Timeout, or, in a process
+// that measures itself lagging, up to Timeout + 4 × its lag and at least
+// 4 × Timeout, never more than max(40 × Timeout, 10s). A failed decision
+// returns an error, and the limiter then allows the request uncounted (fail
+// open) or, for a scope that fails closed, refuses it. After
+// [Config.BreakerFailures] unanswered round trips a node's breaker opens and
+// its decisions fail at once ([ErrUnavailable]) for [Config.BreakerBackoff].
+// A caller Redis has refused is answered from memory until a request could
+// fit again ([Config.CacheSize]), so a blocked caller's flood costs Redis
+// almost nothing. [Store.CheckStore] warns at start-up about Redis settings that
 // let callers escape (W604 to W607). What was tried, and what each fault
 // did, is in docs/reliability.md in the repository.
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,4 +326,130 @@ func TestErrorReplyIsNoStall(t *testing.T) {
 		return true
 	})
 	t.Logf("%+v", s.Stats())
+}
+
+// TestBadValueFailsItsDecisionAlone corrupts one caller's value by hand:
+// every 2-byte counter at 65,535, which the next admitted request would
+// carry past 65,535. Its decision shares a script call with 39 others
+// (redisstore.Gather): it fails alone, with the script's RATESCOPE error,
+// and the 39 others are decided and counted once each. Batches of its
+// decisions alone fail every decision they carry, and still do not open
+// the node's breaker: the node answered, and serves every other key.
+func TestBadValueFailsItsDecisionAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	client := newClient(t, server.Addr)
+	prefix := fmt.Sprintf("ratescope-badvalue-%d:", time.Now().UnixNano()) // -count runs apart
+	limits := []core.Rate{core.PerMinute(100)}
+	bad := storecall.Request{Scope: "badvalue", Caller: core.UserCaller("vic"), Limits: limits, Cost: 1, Now: storetest.Start}
+	_, err := storecall.Take(ctx, newStore(t, redisstore.Config{Client: client, Prefix: prefix}), bad)
+	require.NoError(t, err)
+	keys := scanKeys(t, client, prefix)
+	require.Len(t, keys, 1)
+	v, err := client.Get(ctx, keys[0]).Bytes()
+	require.NoError(t, err)
+	const counters = 9 + 6 // the header of one window: then 21 counters of 2 bytes
+	require.Len(t, v, counters+21*2)
+	for i := counters; i < len(v); i++ {
+		v[i] = 0xff
+	}
+	require.NoError(t, client.Set(ctx, keys[0], v, redis.KeepTTL).Err())
+	t.Cleanup(func() { _ = client.Del(context.Background(), keys[0]).Err() })
+
+	const batch = 40
+	s := newStore(t, redisstore.Config{Client: client, Prefix: prefix, BreakerFailures: 2, CacheSize: -1})
+	redisstore.Gather(s, batch)
+	takeAll := func(reqs []storecall.Request) ([]core.Result, []error) {
+		res, errs := make([]core.Result, len(reqs)), make([]error, len(reqs))
+		var wg sync.WaitGroup
+		for i, req := range reqs {
+			wg.Go(func() { res[i], errs[i] = storecall.Take(ctx, s, req) })
+		}
+		wg.Wait()
+		return res, errs
+	}
+
+	reqs := []storecall.Request{bad}
+	for i := 1; i < batch; i++ {
+		req := bad
+		req.Caller = core.UserCaller(fmt.Sprintf("batchmate-%d", i))
+		reqs = append(reqs, req)
+	}
+	res, errs := takeAll(reqs)
+	if assert.Error(t, errs[0], "the corrupted value fails its decision") {
+		assert.True(t, redis.HasErrorPrefix(errs[0], "RATESCOPE"), "the script's own error: %v", errs[0])
+	}
+	failed := 0
+	for i := 1; i < batch; i++ {
+		if !assert.NoError(t, errs[i], "batchmate %d", i) {
+			failed++
+			continue
+		}
+		assert.True(t, res[i].Allowed)
+	}
+	t.Logf("batchmates failed: %d of %d", failed, batch-1)
+	// Counted once each: the next request of each has 98 left.
+	res, errs = takeAll(reqs[1:])
+	for i := range res {
+		if assert.NoError(t, errs[i]) {
+			assert.Equal(t, int64(98), res[i].Limits[0].Remaining, "batchmate %d counted once", i+1)
+		}
+	}
+
+	for range 3 {
+		alone := make([]storecall.Request, batch)
+		for i := range alone {
+			alone[i] = bad
+		}
+		_, errs := takeAll(alone)
+		for _, err := range errs {
+			assert.Error(t, err)
+		}
+	}
+	st := s.Stats()
+	assert.False(t, st.BreakerOpen, "a key's own fault does not open the breaker")
+	assert.Zero(t, st.BreakerOpens)
+}
+
+// TestRestartWithoutPersistence holds what docs/howto/run-with-redis.md
+// says of a Redis without persistence (as redistest runs it: no RDB, no
+// AOF): a restart forgets every count, and each caller gets its whole limit
+// again within the window it had used up, twice its limit in all.
+func TestRestartWithoutPersistence(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	const callers, limit = 1000, 5
+	limits := []core.Rate{core.PerMinute(limit)}
+	served := make([]atomic.Int64, callers)
+	takeAll := func() {
+		client, _ := failureClient(t, srv)
+		s := newStore(t, redisstore.Config{Client: client, CacheSize: -1})
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				req := storecall.Request{Scope: "restart", Caller: core.UserCaller(fmt.Sprintf("c%d", i)), Limits: limits, Cost: 1, Now: storetest.Start.Add(time.Duration(i) * time.Millisecond)}
+				for range limit + 1 {
+					res, err := storecall.Take(ctx, s, req)
+					if assert.NoError(t, err) && res.Allowed {
+						served[i].Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	takeAll()
+	require.NoError(t, srv.Stop())
+	require.NoError(t, srv.Restart())
+	takeAll() // the same minute, on the limiter's clock
+	forgotten := 0
+	for i := range served {
+		if served[i].Load() > limit {
+			forgotten++
+		}
+		assert.LessOrEqual(t, served[i].Load(), int64(2*limit))
+	}
+	t.Logf("counts forgotten by the restart: %d of %d callers", forgotten, callers)
+	assert.Equal(t, callers, forgotten, "a Redis without persistence forgets every count")
 }

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/core/storetest"
+	"github.com/ratescope/ratescope/internal/testkit/redistest"
 	"github.com/ratescope/ratescope/internal/testkit/storecall"
 )
 
@@ -98,4 +100,60 @@ func TestGiveBackForgetsTheCachedRefusal(t *testing.T) {
 	res, err := storecall.Take(ctx, s, req)
 	require.NoError(t, err)
 	assert.True(t, res.Allowed, "the refusal the cache remembered is forgotten")
+}
+
+// A give-back refused by an open breaker sent nothing: the request stays
+// to be given back, and once Redis answers again the give-back is made and
+// the caller gets its unit back.
+func TestGiveBackRefusedByTheBreakerIsMadeLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	clock := storetest.NewClock(storetest.Start)
+	s := newStore(t, redisstore.Config{
+		Client:          client,
+		Timeout:         100 * time.Millisecond,
+		BreakerFailures: 1,
+		BreakerBackoff:  time.Second,
+		Now:             clock.Now,
+		CacheSize:       -1,
+	})
+	lim, err := core.New(core.Config{
+		Store:  s,
+		Scopes: []core.Scope{{Name: "login", Anon: []core.Rate{core.PerDay(1)}, User: []core.Rate{core.PerDay(1)}}},
+		Now:    clock.Now,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	login, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "login"})
+	require.NoError(t, err)
+	caller := anon("192.0.2.79")
+
+	var signIn core.Ticket
+	login.Check(ctx, &signIn, core.Call{Caller: caller})
+	require.True(t, signIn.Counted())
+
+	// One unanswered round trip opens the breaker.
+	require.NoError(t, srv.Pause())
+	var other core.Ticket
+	login.Check(ctx, &other, core.Call{Caller: anon("192.0.2.80")})
+	require.NoError(t, srv.Resume())
+	require.True(t, s.Stats().BreakerOpen)
+
+	err = signIn.GiveBack(ctx)
+	require.ErrorIs(t, err, redisstore.ErrUnavailable)
+	assert.ErrorIs(t, err, core.ErrNotSent)
+	assert.True(t, signIn.Counted(), "nothing was sent: still to give back")
+
+	// Past the back-off, the give-back is the breaker's trial call. The
+	// client may need a moment to read the paused round trip's answer.
+	require.Eventually(t, func() bool {
+		clock.Advance(time.Second)
+		return signIn.GiveBack(ctx) == nil && !signIn.Counted()
+	}, 10*time.Second, 10*time.Millisecond)
+	var again core.Ticket
+	login.Check(ctx, &again, core.Call{Caller: caller})
+	assert.True(t, again.Allowed(), "the unit was given back")
+	assert.True(t, again.Counted())
 }

@@ -21,9 +21,12 @@ import (
 // flight is sent at once. A batch waits at most timeout for Redis, from
 // when it is sent: time spent queued while the node keeps answering does
 // not count, so a burst on a healthy node is counted however long its
-// queue. When a batch goes unanswered for timeout the node has stalled:
-// every decision waiting for it fails at once (they would wait for a node
-// that does not answer), and so do they when the breaker opens.
+// queue. When a batch goes unanswered for timeout, its decisions fail; if
+// the node answered no other batch meanwhile, it has stalled: every
+// decision waiting for it fails at once (they would wait for a node that
+// does not answer), and so do they when the breaker opens. A batch lost on
+// one silent connection, while the node answers on the others, fails its
+// own decisions only.
 //
 // The queue holds at most maxQueue decisions. A Take that finds it full
 // waits for room (backpressure) until the node answers and a sender takes
@@ -212,11 +215,15 @@ func (n *node) send(batch []*call) {
 	failed := 0
 	answered := false
 	for _, c := range live {
-		if e := c.failure(); e != nil {
+		switch e := c.failure(); {
+		case e == nil:
+			answered = true
+		case ownFault(e):
+			failed++
+			answered = true // the node answered: the fault is the key's
+		default:
 			failed++
 			err = e
-		} else {
-			answered = true
 		}
 	}
 	if answered {
@@ -254,8 +261,9 @@ func (n *node) flush(err error) {
 }
 
 // record counts the outcome of a batch of calls: trips round trips (one per
-// pipeline), the error that all of them met or nil if Redis answered some,
-// and how many calls failed. The breaker sees one success or one failure per
+// pipeline), the error that all of them met or nil if Redis answered some
+// (an error of a decision's own, see ownFault, is an answer), and how many
+// calls failed. The breaker sees one success or one failure per
 // batch, so that it opens after BreakerFailures batches fail however many
 // decisions each carried. It reports whether the breaker opened.
 func (n *node) record(trips int, err error, failed int) bool {
@@ -287,7 +295,7 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 		}
 		done <- cmd
 	}()
-	cmd, ok := await(ctx, done, sent, n.timeout, &n.liveness)
+	cmd, ok := await(ctx, done, sent, n.timeout)
 	switch {
 	case ok:
 		split(cmd, []*call{c})
@@ -301,6 +309,8 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 	switch {
 	case err == nil:
 		n.record(1, nil, 0)
+	case ownFault(err):
+		n.record(1, nil, 1)
 	case ctx.Err() != nil:
 		n.counters.trips.Add(1)
 		n.breaker.abandoned()

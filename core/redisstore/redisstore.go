@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/counters"
 )
 
@@ -30,17 +31,19 @@ type Config struct {
 	// tag. Default: "ratescope:".
 	Prefix string
 
-	// Timeout bounds how long Redis may take to answer: from the moment a
-	// batch is sent, and while it waits for a batch, from the node's last
-	// answer. A decision queued behind other batches waits as long as its
-	// node keeps answering, and is counted; when the node stops answering,
-	// every decision waiting for it fails, within about Timeout in a
-	// process that is not slowed. A process that lags behind (its
-	// goroutines wait for a CPU: a burst, CPU-bound work, the garbage
-	// collector) would read Redis's answers late, so it waits on while it
-	// lags, never more than 40 × Timeout or 10s, whichever is longer (see
-	// the package documentation). The store bounds the wait itself,
-	// whatever the client's settings. Default: 50ms.
+	// Timeout bounds how long Redis may take to answer a batch, from the
+	// moment it is sent; a batch that another one answered meanwhile does
+	// not wait longer for it. A decision queued behind other batches waits
+	// as long as its node keeps answering, and is counted; when the node
+	// stops answering, every decision waiting for it fails. A sent batch
+	// waits Timeout in a process that is not slowed. A process that
+	// measures itself lagging (its goroutines wait for a CPU: a burst,
+	// CPU-bound work, the garbage collector) would read Redis's answers
+	// late, so it waits up to Timeout + 4 × the lag it measured, and at
+	// least 4 × Timeout, but never more than 40 × Timeout or 10s,
+	// whichever is longer (see the package documentation). The store
+	// bounds the wait itself, whatever the client's settings. Default:
+	// 50ms.
 	Timeout time.Duration
 
 	// MaxBatch is the most decisions sent to Redis in one round trip (one
@@ -183,7 +186,8 @@ func (c Config) Validate() error {
 
 // ErrUnavailable is the error [Store.Take] returns while the circuit breaker
 // of the caller's Redis node is open: the store did not call Redis. Test for
-// it with errors.Is. The error returned also has a RetryAfter method
+// it with errors.Is; the error returned also matches [core.ErrNotSent], so
+// that a give-back it refused may be made again. The error returned also has a RetryAfter method
 // ([core.RetryAfterError]) that returns Config.BreakerBackoff, so that a
 // scope that fails closed tells its callers to wait that long.
 var ErrUnavailable = errors.New("redisstore: unavailable: circuit breaker open")
@@ -195,8 +199,11 @@ type unavailableError struct{ backoff time.Duration }
 
 func (e *unavailableError) Error() string { return ErrUnavailable.Error() }
 
-// Is reports whether target is ErrUnavailable.
-func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+// Is reports whether target is ErrUnavailable or [core.ErrNotSent]: the
+// store sent nothing to Redis.
+func (e *unavailableError) Is(target error) bool {
+	return target == ErrUnavailable || target == core.ErrNotSent
+}
 
 // RetryAfter returns the breaker's back-off.
 func (e *unavailableError) RetryAfter() time.Duration { return e.backoff }
@@ -345,23 +352,45 @@ func (s *Store) run(ctx context.Context, nd *node, c *call, out []int64) (int, e
 // Redis and Prefix: it returns true. The startup checks read it.
 func (s *Store) Shared() bool { return true }
 
-// Ping reports whether Redis answers PING within ctx: every master of a
-// cluster, the server otherwise. It neither consults nor changes the
+// Ping reports whether Redis answers PING: every master of a cluster, the
+// server otherwise. It waits at most 4 × Config.Timeout (200ms by default),
+// or until ctx ends if that is sooner, whatever the client's settings, and
+// sends PING once, without the client's retries, so that a process that
+// starts while Redis is down is not held up: its requests are allowed
+// uncounted until Redis answers. It neither consults nor changes the
 // circuit breaker.
 func (s *Store) Ping(ctx context.Context) error {
+	bound := 4 * s.timeout
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.ping(ctx) }()
 	var err error
-	if c, ok := s.client.(*redis.ClusterClient); ok {
-		err = c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
-			return n.Ping(ctx).Err()
-		})
-	} else {
-		err = s.client.Ping(ctx).Err()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("no answer within %s: %w", bound, ctx.Err())
 	}
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", err)
 	}
 	s.nodes.answered()
 	return nil
+}
+
+// ping sends PING once to every master of a cluster, or to the client.
+func (s *Store) ping(ctx context.Context) error {
+	send := func(ctx context.Context, c redis.UniversalClient) error {
+		cmd := redis.NewCmd(ctx, "ping")
+		_ = c.Process(ctx, once{cmd})
+		return cmd.Err()
+	}
+	if c, ok := s.client.(*redis.ClusterClient); ok {
+		return c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+			return send(ctx, n)
+		})
+	}
+	return send(ctx, s.client)
 }
 
 // Stats returns what the store did since [New], as [counters.Redis]

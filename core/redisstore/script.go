@@ -16,9 +16,9 @@ import (
 // decisions are made in the order of KEYS, each on its own key as if it
 // were a call of its own, but on one reading of the server's clock (TIME,
 // at most once a call); the answer lists each decision's answer, below,
-// or the error Redis replied to one of its commands (WRONGTYPE, OOM),
-// which fails that decision only. A decision that a later one's error
-// follows stays counted: a script is not undone. On a cluster the keys of
+// or the error Redis replied to one of its commands (WRONGTYPE, OOM), or
+// the error the decision raised (prefixed RATESCOPE: a value it cannot
+// count on), which fails that decision only and writes nothing for it. On a cluster the keys of
 // one call share a hash slot (see grouping).
 //
 // Each decision is the arithmetic of
@@ -507,10 +507,18 @@ end
 return out
 end
 
--- The decisions, in the order of KEYS, each with its own answer.
+-- The decisions, in the order of KEYS, each with its own answer. A
+-- decision that raises an error (a value it cannot count on, written by
+-- hand or by a bug) has written nothing, and gets the error alone, marked
+-- RATESCOPE: the others are decided as if it were not there.
 local res = {}
 for d = 1, #KEYS do
-	res[d] = decide(KEYS[d], ARGV[2 * d - 1], ARGV[2 * d])
+	local ok, r = pcall(decide, KEYS[d], ARGV[2 * d - 1], ARGV[2 * d])
+	if ok or type(r) == 'table' then
+		res[d] = r
+	else
+		res[d] = {err = 'RATESCOPE ' .. tostring(r)}
+	end
 end
 return res
 `

@@ -18,12 +18,19 @@ import (
 // concurrent Takes (see the package documentation). It returns [ErrUnavailable] while the breaker of the
 // caller's node is open, a wrapped Redis or context error if the node stops
 // answering (see Config.Timeout) or ctx ends first (Redis may then have
-// counted the request all the same), and
-// an error for a cost below 1.
+// counted the request all the same), a wrapped Redis error for this
+// decision alone when its key holds what the script cannot count on (the
+// other decisions of its script call are decided as usual), and
+// an error for a cost below 1. A cost above [core.MaxLimit] is refused as
+// any cost above the limits is.
 func (c *counter) Take(ctx context.Context, key core.Key, cost int64, now time.Time) (core.Result, error) {
 	if cost < 1 {
 		return core.Result{}, errCost
 	}
+	// Above every limit the script can be given (see Bind), any cost is
+	// refused alike: the script counts in 4 bytes and doubles, and is sent
+	// no more than it can count.
+	cost = min(cost, core.MaxLimit+1)
 	return c.s.take(ctx, &request{head: c.head, tail: c.tail, key: key, limits: c.limits, cost: cost, now: now})
 }
 
@@ -105,13 +112,17 @@ var errNoLimits = fmt.Errorf("redisstore: request needs 1 to %d limits", core.Ma
 var errCost = errors.New("redisstore: request cost must be at least 1")
 
 // checkLimits rejects what the script cannot count: it needs 1 to
-// [core.MaxLimits] limits, over periods of a whole number of buckets of
-// whole microseconds, as every valid core.Rate has.
+// [core.MaxLimits] limits, each of 1 to [core.MaxLimit] units (its sums
+// are 4 bytes wide), over periods of a whole number of buckets of whole
+// microseconds, as every valid core.Rate has.
 func checkLimits(limits []core.Rate) error {
 	if len(limits) == 0 || len(limits) > core.MaxLimits {
 		return errNoLimits
 	}
 	for _, r := range limits {
+		if r.Limit < 1 || r.Limit > core.MaxLimit {
+			return fmt.Errorf("redisstore: limit %d: want 1 to %d", r.Limit, core.MaxLimit)
+		}
 		if r.Period <= 0 || r.Period%(window.Buckets*time.Microsecond) != 0 {
 			return fmt.Errorf("redisstore: period %s: want a positive multiple of %s", r.Period, window.Buckets*time.Microsecond)
 		}
@@ -149,8 +160,8 @@ type counter struct {
 }
 
 // Bind implements [core.Store]. It returns an error for limits the
-// script cannot count: none, more than [core.MaxLimits], or a period that
-// is not a positive multiple of 20µs.
+// script cannot count: none, more than [core.MaxLimits], a limit outside 1
+// to [core.MaxLimit], or a period that is not a positive multiple of 20µs.
 func (s *Store) Bind(scope string, _ core.Kind, limits []core.Rate) (core.Counter, error) {
 	if err := checkLimits(limits); err != nil {
 		return nil, err

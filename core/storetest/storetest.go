@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) core.Store) {
 		{"OneWindow", testOneWindow},
 		{"TwoWindows", testTwoWindows},
 		{"Cost", testCost},
+		{"LargestLimitAndCost", testLargest},
 		{"AllOrNothing", testAllOrNothing},
 		{"RetryAfterIsHonestAndExact", testRetryAfter},
 		{"NeverMoreThanLimitInAnyInterval", testStrict},
@@ -196,6 +197,31 @@ func testCost(t *testing.T, s core.Store) {
 	assert.False(t, res.Allowed)
 	c.now = c.now.Add(res.Limits[0].RetryAfter)
 	assert.True(t, c.take(10).Allowed, "a cost equal to the limit fits an empty window")
+}
+
+// testLargest holds the bounds of what a store counts: Bind refuses a
+// limit above core.MaxLimit (no Limiter binds one); at core.MaxLimit a
+// cost of the whole limit fits an empty window, and a cost above
+// core.MaxLimit is refused, not an error, and counts nothing.
+func testLargest(t *testing.T, s core.Store) {
+	_, err := s.Bind(uniqueScope(t), core.Anonymous, []core.Rate{{Limit: 1 << 40, Period: time.Minute}})
+	assert.Error(t, err, "a limit above core.MaxLimit")
+	_, err = s.Bind(uniqueScope(t), core.Anonymous, []core.Rate{core.PerMinute(10), {Limit: core.MaxLimit + 1, Period: time.Hour}})
+	assert.Error(t, err, "a second limit above core.MaxLimit")
+
+	c := newCaller(t, s, core.PerMinute(core.MaxLimit), core.PerDay(core.MaxLimit))
+	for _, cost := range []int64{1 << 33, core.MaxLimit + 1, 1 << 62} {
+		res := c.take(cost)
+		assert.False(t, res.Allowed, "cost %d", cost)
+		assert.Equal(t, int64(core.MaxLimit), res.Limits[0].Remaining, "cost %d counts nothing", cost)
+	}
+	res := c.take(core.MaxLimit - 1)
+	require.True(t, res.Allowed)
+	assert.Equal(t, int64(1), res.Limits[0].Remaining)
+	res = c.take(1)
+	require.True(t, res.Allowed)
+	assert.Zero(t, res.Limits[1].Remaining)
+	assert.False(t, c.take(1).Allowed)
 }
 
 func testAllOrNothing(t *testing.T, s core.Store) {
