@@ -33,13 +33,13 @@ type liveRow struct {
 
 // readLive reads the live view's first row.
 var readLive = chromedp.Evaluate[liveRow](`(() => {
-	const row = document.querySelector("#refused tbody tr[data-caller]");
+	const row = document.querySelector("#refused tbody tr[data-ref]");
 	const chart = document.querySelector('section.chart[data-scope="api"][data-kind="anon"]');
 	const total = chart && chart.querySelector('li[data-outcome="denied"]');
 	const reset = row && row.querySelector("span.muted");
 	const button = row && row.querySelector("button");
 	return {
-		caller: row ? row.dataset.caller : "",
+		caller: button ? button.dataset.caller : "",
 		scope: row ? row.dataset.scope : "",
 		refusals: row ? row.dataset.refusals : "",
 		reset: reset ? reset.textContent : "",
