@@ -113,7 +113,7 @@ func ExampleGuard_Charge() {
 	// Output:
 	// request 54: warned, balance 5125
 	// level=WARN msg="Consumer entry alice dropped with balance 15017 at or above drop threshold 15000" caller=alice balance=15017 threshold=15000 scope=ledger
-	// level=INFO msg="ratescope: refused a request of a dropped caller" scope=ledger caller=alice balance=15017 suppressed=0
+	// level=INFO msg="ratescope: refused a request of a dropped caller" scope=ledger caller=alice balance=15017 suppressed_in_scope=0
 	// request 163: dropped, balance 15111
 	// 10 s later: allowed true, balance 11156
 }
