@@ -252,3 +252,46 @@ func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	require.NoError(t, err, "a scope that fails open serves the message")
 	assert.Zero(t, r.Balance)
 }
+
+// TestMessageTooBig: a message above the read limit (32 KiB) is charged
+// as one of the largest cost before the connection is closed with 1009;
+// one at the limit is read.
+func TestMessageTooBig(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServer(t, &logs)
+	for _, tc := range []struct {
+		name   string
+		user   string
+		charge int64 // the balance after the message too big
+	}{
+		{name: "charged", user: "alice", charge: 3000 / 32},
+		{name: "exempt", user: "root", charge: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := dial(t, url, tc.user)
+			r, err := send(t, c, "0"+strings.Repeat(" ", wslimit.DefaultReadLimit-1))
+			require.NoError(t, err, "a message of exactly the limit is read")
+			assert.Zero(t, r.Balance)
+			_, err = send(t, c, strings.Repeat(" ", 40_000))
+			var ce websocket.CloseError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, websocket.StatusMessageTooBig, ce.Code)
+			assert.Equal(t, "message larger than 32768 bytes", ce.Reason)
+
+			c = dial(t, url, tc.user)
+			r, err = send(t, c, "0")
+			require.NoError(t, err)
+			assert.Equal(t, tc.charge, r.Balance, "the message too big was charged as a heavy one")
+		})
+	}
+}
+
+func TestReadLimitConfig(t *testing.T) {
+	t.Parallel()
+	err := wslimit.Config{ReadLimit: -1}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Guard")
+	assert.Contains(t, err.Error(), "ReadLimit -1: want 0 (32768) or more")
+}
