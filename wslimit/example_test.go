@@ -30,11 +30,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	guard, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
+	ledger, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ledger", Policy: policy})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ws, err := wslimit.New(wslimit.Config{Guard: guard})
+	ws, err := wslimit.New(wslimit.Config{Guard: ledger})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), guard.Config().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), ledger.Config().Costs.Heavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}
