@@ -24,7 +24,8 @@ import (
 // threshold is low, so that the third heavy call is refused.
 func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
-	// is taken as written, so start from the default one).
+	// must set its window and thresholds, so start from the default one,
+	// whose warning and drop costs scale with the thresholds).
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})

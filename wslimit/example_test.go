@@ -22,7 +22,8 @@ import (
 // connection with 1008, "threshold exceeded".
 func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
-	// is taken as written, so start from the default one).
+	// must set its window and thresholds, so start from the default one,
+	// whose warning and drop costs scale with the thresholds).
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
