@@ -545,3 +545,38 @@ func TestDecisionJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"Outcome":"exempt"`)
 }
+
+// TestRefusalLogCountsTheScope: the rate-limited line of refusals names
+// the caller of the refusal it logs, and suppressed_in_scope counts the
+// refusals of every dropped caller of the scope left out since the last.
+func TestRefusalLogCountsTheScope(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	clock := storetest.NewClock(storetest.Start)
+	g := newGuard(t, core.Config{Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, balance.Config{Scope: "ws"})
+	ctx := context.Background()
+	alice, bob := core.UserCaller("alice"), core.UserCaller("bob")
+	for _, who := range []core.Caller{alice, bob} {
+		require.True(t, g.Charge(ctx, who, 30000*32).Allowed)
+	}
+	require.False(t, g.Charge(ctx, alice, 20).Allowed) // logged
+	for range 3 {
+		require.False(t, g.Charge(ctx, alice, 20).Allowed)
+		require.False(t, g.Charge(ctx, bob, 20).Allowed)
+	}
+	clock.Advance(10 * time.Second)
+	require.False(t, g.Charge(ctx, bob, 20).Allowed) // logged, counting both
+	var refusals []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		if rec["msg"] == "ratescope: refused a request of a dropped caller" {
+			refusals = append(refusals, rec)
+		}
+	}
+	require.Len(t, refusals, 2, logs.String())
+	assert.Equal(t, "alice", refusals[0]["caller"])
+	assert.Equal(t, float64(0), refusals[0]["suppressed_in_scope"])
+	assert.Equal(t, "bob", refusals[1]["caller"])
+	assert.Equal(t, float64(6), refusals[1]["suppressed_in_scope"], "three of alice's and three of bob's")
+}
