@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -128,6 +129,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReadLimit == 0 {
 		cfg.ReadLimit = DefaultReadLimit
 	}
+	// Read reads one byte past the limit: keep that byte countable.
+	cfg.ReadLimit = min(cfg.ReadLimit, math.MaxInt64-1)
 	c := cfg.Guard.Config().Costs
 	return &Server{cfg: cfg, maxCost: max(c.Reference, c.Malformed, c.Medium, c.Heavy)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,12 +49,12 @@ func (s *syncBuffer) String() string {
 // caller is the user of the X-User header; user "root" is exempt.
 func echoServer(t *testing.T, logs *syncBuffer) string {
 	t.Helper()
-	return echoServerWith(t, logs, nil)
+	return echoServerWith(t, logs, nil, nil)
 }
 
-// echoServerWith is echoServer on a limiter and a balance scope whose
-// configs tweak changes, if not nil.
-func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *balance.Config)) string {
+// echoServerWith is echoServer on a limiter, a balance scope and a server
+// whose configs tweak and wsTweak change, if not nil.
+func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *balance.Config), wsTweak func(*wslimit.Config)) string {
 	t.Helper()
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	cfg := core.Config{
@@ -70,7 +71,11 @@ func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *ba
 	bcfg.Limiter = lim
 	guard, err := balance.New(bcfg)
 	require.NoError(t, err)
-	ws, err := wslimit.New(wslimit.Config{Guard: guard})
+	wcfg := wslimit.Config{Guard: guard}
+	if wsTweak != nil {
+		wsTweak(&wcfg)
+	}
+	ws, err := wslimit.New(wcfg)
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
@@ -241,13 +246,13 @@ func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	url := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) {
 		c.Store, b.Store = downStore{}, downStore{}
 		b.FailClosed = true
-	})
+	}, nil)
 	c := dial(t, url, "alice")
 	_, err := send(t, c, "20")
 	assert.Equal(t, wslimit.CloseTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
 	assert.Contains(t, logs.String(), "fails closed")
 
-	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} })
+	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} }, nil)
 	r, err := send(t, dial(t, open, "alice"), "20")
 	require.NoError(t, err, "a scope that fails open serves the message")
 	assert.Zero(t, r.Balance)
@@ -286,6 +291,16 @@ func TestMessageTooBig(t *testing.T) {
 			assert.Equal(t, tc.charge, r.Balance, "the message too big was charged as a heavy one")
 		})
 	}
+}
+
+func TestReadLimitHuge(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServerWith(t, &logs, nil, func(c *wslimit.Config) { c.ReadLimit = math.MaxInt64 })
+	c := dial(t, url, "alice")
+	r, err := send(t, c, "3000")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3000/32), r.Balance, "the largest limit reads the message whole")
 }
 
 func TestReadLimitConfig(t *testing.T) {
