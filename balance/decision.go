@@ -20,8 +20,10 @@ type Decision struct {
 	// caller with a close of code 1008 (package wslimit; 1013 when failed
 	// closed) and a JSON-RPC caller with 503 ([WriteOverloaded]).
 	Allowed bool
-	// Load reports that the caller is at or above the warning threshold:
-	// add "warning":"load" to the reply ([core.WarnJSON]).
+	// Load reports that the caller is warned: at or above the warning
+	// threshold, and not warned in the last Policy.WarnEvery (so at most
+	// once a second by default, not on every reply). Add "warning":"load"
+	// to the reply ([core.WarnJSON]).
 	Load bool
 	// Checked reports whether the store checked the request against the
 	// balance, as [core.Decision.Checked] does: true when it was served or
@@ -50,7 +52,7 @@ type Decision struct {
 }
 
 // SetHeaders writes "Ratescope-Warning: load" ([core.HeaderWarning]) to h
-// when the caller is at or above the warning threshold, Retry-After (whole
+// when the caller is warned (Load), Retry-After (whole
 // seconds, rounded up) when the scope failed closed, and nothing
 // otherwise. The warning is on a served request only, so that with the
 // limiter's Config.Headers at [core.HeadersRefused] or [core.HeadersNone]

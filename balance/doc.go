@@ -8,12 +8,14 @@
 // for a path search) to the caller's sum, which loses 1/32 of itself each
 // second; the balance is the sum over 32, so that a steady cost of R per
 // second settles near a balance of R. At the warning threshold the caller
-// is told "load" ([Decision.Load]: "Ratescope-Warning: load" and
-// "warning":"load" in the reply, [core.WarnJSON]); at the drop threshold it
-// is refused, and each refusal costs more, so that a caller who keeps
-// trying stays out until it stops for a while. The drop is logged once,
-// when the caller becomes dropped. [Policy] gives the exact arithmetic,
-// and docs/adr/0020 the choices.
+// is told "load", at most once a second ([Decision.Load]:
+// "Ratescope-Warning: load" and "warning":"load" in the reply,
+// [core.WarnJSON]); at the drop threshold it is refused, and each refusal
+// costs more, so that a caller who keeps trying stays out until it slows
+// down, while one who retries once a second gets back in. The drop is
+// logged once, when the caller becomes dropped (rippled logs every
+// refusal). [Policy] gives the exact arithmetic, and docs/adr/0002 the
+// choices.
 //
 // # Use
 //

@@ -24,7 +24,8 @@ import (
 // threshold is low, so that the third heavy call is refused.
 func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
-	// is taken as written, so start from the default one).
+	// must set its window and thresholds, so start from the default one,
+	// whose warning and drop costs scale with the thresholds).
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
@@ -113,7 +114,7 @@ func ExampleGuard_Charge() {
 	// Output:
 	// request 54: warned, balance 5125
 	// level=WARN msg="Consumer entry alice dropped with balance 15017 at or above drop threshold 15000" caller=alice balance=15017 threshold=15000 scope=ledger
-	// level=INFO msg="ratescope: refused a request of a dropped caller" scope=ledger caller=alice balance=15017 suppressed=0
+	// level=INFO msg="ratescope: refused a request of a dropped caller" scope=ledger caller=alice balance=15017 suppressed_in_scope=0
 	// request 163: dropped, balance 15111
 	// 10 s later: allowed true, balance 11156
 }

@@ -33,8 +33,9 @@ type Config struct {
 	Scope string
 
 	// Policy is how the balance decays and where the caller is warned and
-	// dropped. Default: the zero Policy, [DefaultPolicy]; any other is
-	// taken as written.
+	// dropped. Default: the zero Policy, [DefaultPolicy]; any other must
+	// set its window and thresholds, and a zero WarnCost or DropCost is
+	// scaled with its threshold.
 	Policy Policy
 
 	// Costs are the scope's cost classes. Zero fields take those of
@@ -48,7 +49,9 @@ type Config struct {
 }
 
 // DefaultConfig returns a Config with every default filled in except the
-// Limiter, the Store and the Scope, which must be set.
+// Limiter, the Store and the Scope, which must be set. Its Policy is
+// [DefaultPolicy], whose WarnCost and DropCost are 0: New scales them with
+// the thresholds, so that changing the thresholds changes them too.
 func DefaultConfig() Config {
 	return Config{Policy: DefaultPolicy(), Costs: DefaultCosts()}
 }
@@ -60,9 +63,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports every problem with c, joined: a missing Limiter or
-// Store, a bad Scope name, a figure of the Policy out of range or left
-// zero, a Warn above Drop, a cost below 0.
+// Validate reports every problem with c, joined: a missing Limiter, Store
+// or Scope, a bad Scope name, a figure of the Policy out of range or left
+// zero, a Warn above Drop, a DropCost that keeps a caller retrying once a
+// second out for ever, a cost below 0.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
@@ -72,7 +76,9 @@ func (c Config) Validate() error {
 	if c.Store == nil {
 		errs = append(errs, errors.New("no Store: use memstore or redisstore"))
 	}
-	if !validName(c.Scope) {
+	if c.Scope == "" {
+		errs = append(errs, errors.New("no Scope: name the balance scope, such as \"ledger\" (lower-case letters, digits, '.', '_' and '-'); it is required"))
+	} else if !validName(c.Scope) {
 		errs = append(errs, fmt.Errorf("Scope %q: use lower-case letters, digits, '.', '_' and '-', not ending in .anon or .user", c.Scope))
 	}
 	errs = append(errs, c.Policy.validate(), c.Costs.validate())
@@ -88,7 +94,7 @@ type Guard struct {
 	hook    func(context.Context, core.Event)
 	logger  *slog.Logger
 	headers core.HeaderMode
-	dropLog rateLog // refusals of dropped callers
+	dropLog rateLog // refusals of the scope's dropped callers, all callers together
 }
 
 // New returns a Guard for cfg, or the error of [Config.Validate].
@@ -111,22 +117,29 @@ func (g *Guard) Config() Config { return g.cfg }
 // Charge charges a request of the given cost by caller and returns the
 // decision. A cost of 0 charges nothing but is decided all the same: a
 // dropped caller is refused, and charged the scope's DropCost. A cost
-// below 0 is 0: no request earns a caller credit. The scope's cost classes
-// (Config().Costs) name the usual costs.
+// below 0 is 0, and a cost too large for the balance fills it (the store
+// saturates it), so that no request earns a caller credit: a cost of
+// math.MaxInt64 serves the request if the caller was below the drop
+// threshold and refuses the caller's requests until the balance decays.
+// The scope's cost classes (Config().Costs) name the usual costs.
 //
 // When the caller becomes dropped (a request that was served leaves its
 // balance at or above the drop threshold, so that its next requests are
 // refused until the balance decays below it), Charge logs it once, at
-// warning level, as the XRP Ledger server does:
+// warning level, in the words of the XRP Ledger server:
 //
 //	Consumer entry 192.0.2.1 dropped with balance 15970 at or above drop threshold 15000
 //
 // with the caller, balance (after the request's charges), threshold and
-// scope as attributes too. The requests it then refuses are logged, at
-// info level, at most once per the limiter's Config.ErrorLogInterval for
-// the whole guard, with the number left out, so that a caller who keeps
-// asking cannot flood the log. A store failure allows the request
-// uncharged, logged and counted by the limiter as its own
+// scope as attributes too. rippled writes that line on every refused
+// request, with the balance before the refusal's charge; ratescope writes
+// it once per crossing, so that a dropped caller cannot flood the log.
+// The refusals that follow, of any dropped caller of the scope, are logged
+// at info level at most once per the limiter's Config.ErrorLogInterval:
+// the line names the caller and balance of the refusal logged, and its
+// attribute suppressed_in_scope counts the refusals of the scope, of
+// every caller, left out since the last such line. A store failure allows
+// the request uncharged, logged and counted by the limiter as its own
 // ([core.Limiter.StoreFailed]), unless the scope fails closed
 // (Config.FailClosed): it is then refused, with Outcome
 // [core.OutcomeFailedClosed]. A caller on the limiter's allowlists
@@ -170,7 +183,7 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 		if quiet, ok := g.dropLog.allow(now); ok {
 			g.logger.LogAttrs(ctx, slog.LevelInfo, "ratescope: refused a request of a dropped caller",
 				slog.String("scope", g.cfg.Scope), slog.String("caller", caller.String()), slog.Int64("balance", res.Before),
-				slog.Int64("suppressed", quiet))
+				slog.Int64("suppressed_in_scope", quiet))
 		}
 	}
 	return d

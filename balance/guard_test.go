@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -73,7 +74,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{name: "no limiter", cfg: balance.Config{Store: store, Scope: "ws"}, wants: []string{"no Limiter: build one with core.New"}},
 		{name: "no store", cfg: balance.Config{Limiter: lim, Scope: "ws"}, wants: []string{"no Store: use memstore or redisstore"}},
-		{name: "no scope", cfg: balance.Config{Limiter: lim, Store: store}, wants: []string{`Scope ""`}},
+		{name: "no scope", cfg: balance.Config{Limiter: lim, Store: store}, wants: []string{"no Scope: name the balance scope", "it is required"}},
 		{name: "bad name", cfg: balance.Config{Limiter: lim, Store: store, Scope: "Web Socket"}, wants: []string{`"Web Socket"`}},
 		{name: "window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 1500 * time.Millisecond}}, wants: []string{"Window 1.5s"}},
 		{name: "long window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 2 * time.Hour}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
@@ -104,12 +105,14 @@ func TestDefaults(t *testing.T) {
 	g := newGuard(t, core.Config{}, balance.Config{Scope: "rpc"})
 	got := g.Config()
 	assert.Equal(t, "rpc", got.Scope)
-	assert.Equal(t, balance.DefaultPolicy(), got.Policy)
+	rippled := balance.DefaultPolicy()
+	rippled.WarnCost, rippled.DropCost = 2000, 3000
+	assert.Equal(t, rippled, got.Policy, "rippled's figures, the costs scaled with the thresholds")
 	assert.Equal(t, balance.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}, got.Costs)
 	assert.Equal(t, balance.DefaultCosts(), got.Costs)
 	assert.False(t, got.FailClosed)
 	def := balance.DefaultConfig()
-	assert.Equal(t, def.Policy, got.Policy, "DefaultConfig has the defaults")
+	assert.Equal(t, balance.DefaultPolicy(), def.Policy, "DefaultConfig has the default policy")
 	assert.Equal(t, def.Costs, got.Costs)
 
 	// A cost means itself: no negative number stands for the reference
@@ -122,32 +125,65 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, int64(0), g.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
 }
 
-// TestZeroFigures sets WarnCost and DropCost to 0, which became rippled's
-// 2000 and 3000 before issue 18: a policy other than the zero one is taken
-// as written, and one that leaves a threshold or the window out is an
-// error that says how to write it.
-func TestZeroFigures(t *testing.T) {
+// TestScaledCosts: a zero WarnCost or DropCost is scaled with its
+// threshold, so that DefaultPolicy with low thresholds lets a caller who
+// retries once a second back in; a DropCost that would keep it out for
+// ever is refused; a policy that leaves a threshold or the window out is
+// an error that says how to write it.
+func TestScaledCosts(t *testing.T) {
 	t.Parallel()
-	policy := balance.DefaultPolicy()
-	policy.Warn, policy.Drop = 100, 150
-	policy.WarnCost, policy.DropCost = 0, 0
-	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
-	assert.Equal(t, policy, g.Config().Policy)
-
-	ctx := context.Background()
-	who := anonCaller("192.0.2.1")
-	d := g.Charge(ctx, who, 32*120) // balance 120: warned, and the warning is free
-	assert.True(t, d.Load)
-	assert.Equal(t, int64(120), d.Balance)
-	d = g.Charge(ctx, who, 32*30) // 150: at the drop threshold, dropped next
-	require.True(t, d.Allowed)
-	for range 10 {
-		d = g.Charge(ctx, who, 3000)
-		assert.False(t, d.Allowed)
-		assert.Equal(t, int64(150), d.Balance, "a refusal costs nothing")
+	for _, tc := range []struct {
+		name             string
+		warn, drop       int64
+		wantWarn, wantDC int64
+	}{
+		{name: "rippled's", warn: 5000, drop: 15000, wantWarn: 2000, wantDC: 3000},
+		{name: "the how-to's", warn: 100, drop: 150, wantWarn: 40, wantDC: 30},
+		{name: "low", warn: 1000, drop: 2000, wantWarn: 400, wantDC: 400},
+		{name: "tiny", warn: 1, drop: 4, wantWarn: 0, wantDC: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			policy := balance.DefaultPolicy()
+			policy.Warn, policy.Drop = tc.warn, tc.drop
+			g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
+			want := policy
+			want.WarnCost, want.DropCost = tc.wantWarn, tc.wantDC
+			assert.Equal(t, want, g.Config().Policy)
+		})
 	}
 
-	err := balance.Config{Scope: "ws", Policy: balance.Policy{Warn: 100}}.Validate()
+	// Dropped at a balance of 2004 under a drop at 2000, a caller that
+	// retries once a second is let back in within a few seconds.
+	clock := storetest.NewClock(storetest.Start)
+	policy := balance.DefaultPolicy()
+	policy.Warn, policy.Drop = 1000, 2000
+	g := newGuard(t, core.Config{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
+	ctx := context.Background()
+	who := anonCaller("192.0.2.1")
+	require.True(t, g.Charge(ctx, who, 2004*32).Allowed)
+	back := 0
+	for i := 1; i <= 60; i++ {
+		if g.Charge(ctx, who, 20).Allowed {
+			back = i
+			break
+		}
+		clock.Advance(time.Second)
+	}
+	assert.Equal(t, 2, back, "served again at the second retry")
+	clock.Advance(time.Second)
+	assert.True(t, g.Charge(ctx, who, 20).Allowed, "and not dropped again by its warning")
+
+	// rippled's 3000 at that threshold would keep it out: refused.
+	policy.DropCost = 3000
+	err := balance.Config{Scope: "ws", Policy: policy}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "DropCost 3000 at Drop 2000: a caller refused once a second would be kept out for ever")
+	assert.Contains(t, err.Error(), "at most 2064")
+	policy.DropCost = 2064
+	assert.NotContains(t, balance.Config{Scope: "ws", Policy: policy}.Validate().Error(), "DropCost")
+
+	err = balance.Config{Scope: "ws", Policy: balance.Policy{Warn: 100}}.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `Policy leaves Window, Drop zero`)
 	assert.Contains(t, err.Error(), "start from balance.DefaultPolicy()")
@@ -193,7 +229,7 @@ func TestChargeWarnDropAndLog(t *testing.T) {
 	assert.Contains(t, rec["msg"], "balance "+jsonNumber(rec["balance"])+" ")
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
 	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
-	assert.Equal(t, float64(0), rec["suppressed"])
+	assert.Equal(t, float64(0), rec["suppressed_in_scope"])
 
 	// The drop is logged when the caller becomes dropped, not on every
 	// refusal: 1,000 more refused requests within ErrorLogInterval (10s)
@@ -211,7 +247,7 @@ func TestChargeWarnDropAndLog(t *testing.T) {
 	require.Len(t, lines, 3, logs.String())
 	require.NoError(t, json.Unmarshal([]byte(lines[2]), &rec))
 	assert.Equal(t, "ratescope: refused a request of a dropped caller", rec["msg"])
-	assert.Equal(t, float64(1000), rec["suppressed"])
+	assert.Equal(t, float64(1000), rec["suppressed_in_scope"])
 
 	// A signed-in caller is logged by user id.
 	alice := core.UserCaller("alice")
@@ -468,4 +504,79 @@ func TestWriteOverloaded(t *testing.T) {
 func TestDecisionSize(t *testing.T) {
 	t.Parallel()
 	assert.LessOrEqual(t, reflect.TypeFor[balance.Decision]().Size(), uintptr(112), "balance.Decision")
+}
+
+// TestHugeCost: the largest cost fills the balance instead of wrapping it
+// round to a credit: the request is served (the caller was below the
+// threshold) and the caller's next requests are refused.
+func TestHugeCost(t *testing.T) {
+	t.Parallel()
+	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws"})
+	ctx := context.Background()
+	who := anonCaller("192.0.2.1")
+	g.Charge(ctx, who, 3000)
+	d := g.Charge(ctx, who, math.MaxInt64)
+	assert.True(t, d.Allowed)
+	assert.Equal(t, int64(math.MaxInt64), d.Cost)
+	assert.Equal(t, int64(1<<53)/32, d.Balance, "saturated, not negative")
+	for _, cost := range []int64{20, 0, math.MaxInt64} {
+		d = g.Charge(ctx, who, cost)
+		assert.False(t, d.Allowed, "cost %d", cost)
+		assert.Positive(t, d.Balance)
+	}
+}
+
+// TestDecisionJSON: a balance decision marshals its outcome as text.
+func TestDecisionJSON(t *testing.T) {
+	t.Parallel()
+	policy := balance.DefaultPolicy()
+	policy.Warn, policy.Drop = 100, 150
+	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
+	ctx := context.Background()
+	who := core.UserCaller("alice")
+	for _, want := range []string{"allowed", "allowed", "denied"} {
+		b, err := json.Marshal(g.Charge(ctx, who, 3000))
+		require.NoError(t, err)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(b, &got))
+		assert.Equal(t, want, got["Outcome"], string(b))
+	}
+	b, err := json.Marshal(g.Exempt(ctx, who))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"Outcome":"exempt"`)
+}
+
+// TestRefusalLogCountsTheScope: the rate-limited line of refusals names
+// the caller of the refusal it logs, and suppressed_in_scope counts the
+// refusals of every dropped caller of the scope left out since the last.
+func TestRefusalLogCountsTheScope(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	clock := storetest.NewClock(storetest.Start)
+	g := newGuard(t, core.Config{Now: clock.Now, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, balance.Config{Scope: "ws"})
+	ctx := context.Background()
+	alice, bob := core.UserCaller("alice"), core.UserCaller("bob")
+	for _, who := range []core.Caller{alice, bob} {
+		require.True(t, g.Charge(ctx, who, 30000*32).Allowed)
+	}
+	require.False(t, g.Charge(ctx, alice, 20).Allowed) // logged
+	for range 3 {
+		require.False(t, g.Charge(ctx, alice, 20).Allowed)
+		require.False(t, g.Charge(ctx, bob, 20).Allowed)
+	}
+	clock.Advance(10 * time.Second)
+	require.False(t, g.Charge(ctx, bob, 20).Allowed) // logged, counting both
+	var refusals []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		if rec["msg"] == "ratescope: refused a request of a dropped caller" {
+			refusals = append(refusals, rec)
+		}
+	}
+	require.Len(t, refusals, 2, logs.String())
+	assert.Equal(t, "alice", refusals[0]["caller"])
+	assert.Equal(t, float64(0), refusals[0]["suppressed_in_scope"])
+	assert.Equal(t, "bob", refusals[1]["caller"])
+	assert.Equal(t, float64(6), refusals[1]["suppressed_in_scope"], "three of alice's and three of bob's")
 }

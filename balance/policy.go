@@ -13,21 +13,27 @@ import (
 // where the caller is warned and dropped.
 //
 // The zero Policy is [DefaultPolicy], rippled's figures. Any other policy
-// is taken as written, every field, so that a zero WarnCost, DropCost or
-// WarnEvery means zero: start from DefaultPolicy and change the figures
-// you need. A policy that sets some figures and leaves Window, Warn or
-// Drop zero is an error of [New], so that a figure left out is never
-// silently zero (ADR 0070); so is a Warn above Drop, which would drop
-// callers that were never warned.
+// must set Window, Warn and Drop, or [New] fails, so that a threshold left
+// out is never silently zero: start from DefaultPolicy and change the
+// figures you need. A WarnCost or DropCost of 0 takes the default scaled
+// with its threshold (2/5 of Warn and 1/5 of Drop: rippled's 2000 and 3000
+// at 5000 and 15000), so that lowering the thresholds of DefaultPolicy
+// lowers the costs with them; WarnEvery is taken as written. A Warn above
+// Drop is an error of New, which would drop callers that were never
+// warned, and so is a DropCost that keeps out for ever a caller who
+// retries once a second (see DropCost).
 //
 // Each caller has a sum of request costs that loses ceil(sum/W) per whole
 // second, W being Window in seconds; its balance is sum/W, so that a steady
 // cost of R per second settles near a balance of R. A request at a balance
-// at or above Drop is refused and costs DropCost instead of its own cost; a
-// request served that leaves the balance at or above Warn tells the caller
-// "load", and the warning costs WarnCost, at most once per WarnEvery. Both
-// comparisons are inclusive. After more than 4*W whole seconds without a
-// request the balance is zero. See ADR 0020.
+// at or above Drop is refused and costs DropCost instead of its own cost. A
+// request served that leaves the balance at or above Warn warns the caller
+// ("load") if it was not warned in the last WarnEvery, and the warning
+// costs WarnCost, but never more than leaves the balance below Drop: a
+// warning alone never drops a caller. Both comparisons are inclusive. No
+// charge makes the sum wrap: it saturates far above any threshold. After
+// more than 4*W whole seconds without a request the balance is zero. See
+// ADR 0002.
 type Policy struct {
 	// Window is the decay window, a whole number of seconds from 1s up to
 	// [MaxWindow]. Default (zero policy): 32s.
@@ -35,18 +41,23 @@ type Policy struct {
 	// Warn is the warning threshold, from 1 up to Drop. Default (zero
 	// policy): 5000.
 	Warn int64
-	// WarnCost is the cost of a warning, 0 or more; 0 makes warnings free.
-	// Default (zero policy): 2000.
+	// WarnCost is the cost of a warning, 0 or more; 0 takes 2/5 of Warn
+	// (2000 at rippled's 5000). A cost of 1 makes warnings all but free.
 	WarnCost int64
-	// WarnEvery is the least time between two charged warnings of one
-	// caller, 0 or more; 0 charges every warning. Default (zero policy):
-	// 1s.
+	// WarnEvery is the least time between two warnings of one caller, 0
+	// or more: within it a caller above Warn is served without "load" and
+	// without the warning's cost. 0 warns on every request above Warn.
+	// Default (zero policy): 1s, rippled's.
 	WarnEvery time.Duration
 	// Drop is the drop threshold, at least 1. Default (zero policy): 15000.
 	Drop int64
-	// DropCost is the cost of each refused request, 0 or more; 0 lets a
-	// dropped caller's balance decay while it keeps asking. Default (zero
-	// policy): 3000.
+	// DropCost is the cost of each refused request, 0 or more; 0 takes 1/5
+	// of Drop (3000 at rippled's 15000). In one second the decay takes
+	// about Drop from the sum of a caller at the threshold, so a caller
+	// refused once a second gets back in if and only if
+	// DropCost*(W-1) < Drop*W, W being Window in seconds; [New] refuses a
+	// larger DropCost. At 1/5 of Drop, a caller who retries up to five
+	// times a second gets back in, and one who hammers stays out.
 	DropCost int64
 }
 
@@ -56,9 +67,10 @@ type Policy struct {
 const MaxWindow = time.Hour
 
 // DefaultPolicy returns rippled's figures: a 32 s window, a warning at
-// 5000 costing 2000 at most once a second, a drop at 15000 costing 3000.
+// 5000 at most once a second, a drop at 15000, with WarnCost and DropCost
+// left 0, which scales them with the thresholds (2000 and 3000 here).
 func DefaultPolicy() Policy {
-	return Policy{Window: 32 * time.Second, Warn: 5000, WarnCost: 2000, WarnEvery: time.Second, Drop: 15000, DropCost: 3000}
+	return Policy{Window: 32 * time.Second, Warn: 5000, WarnEvery: time.Second, Drop: 15000}
 }
 
 // Costs are the costs of the classes of request of a balance scope, as the
@@ -83,11 +95,17 @@ func DefaultCosts() Costs {
 	return Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
 }
 
-// withDefaults returns rippled's policy for the zero policy, and p as
-// written otherwise.
+// withDefaults returns rippled's policy for the zero policy, and p
+// otherwise, a zero WarnCost or DropCost scaled with its threshold.
 func (p Policy) withDefaults() Policy {
 	if p == (Policy{}) {
-		return DefaultPolicy()
+		p = DefaultPolicy()
+	}
+	if p.WarnCost == 0 {
+		p.WarnCost = p.Warn * 2 / 5
+	}
+	if p.DropCost == 0 {
+		p.DropCost = p.Drop / 5
 	}
 	return p
 }
@@ -117,7 +135,7 @@ func (p Policy) validate() error {
 				unset = append(unset, f.name)
 			}
 		}
-		errs = append(errs, fmt.Errorf("Policy leaves %s zero: a policy with any figure set is taken as written (zero is zero); start from balance.DefaultPolicy() and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
+		errs = append(errs, fmt.Errorf("Policy leaves %s zero: a policy with any figure set must set the window and both thresholds; start from balance.DefaultPolicy() and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
 	}
 	if p.Window != 0 && p.Window < time.Second || p.Window > MaxWindow || p.Window%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxWindow))
@@ -137,6 +155,9 @@ func (p Policy) validate() error {
 	}
 	if p.Warn > p.Drop && p.Drop > 0 {
 		errs = append(errs, fmt.Errorf("Warn %d is above Drop %d: callers would be dropped without a warning; want Warn at or below Drop", p.Warn, p.Drop))
+	}
+	if w := int64(p.Window / time.Second); w > 1 && p.Drop > 0 && p.DropCost > 0 && p.DropCost*(w-1) >= p.Drop*w {
+		errs = append(errs, fmt.Errorf("DropCost %d at Drop %d: a caller refused once a second would be kept out for ever (a second's decay at the threshold takes about %d); want DropCost*(Window-1) below Drop*Window, at most %d, or 0 for Drop/5", p.DropCost, p.Drop, p.Drop, (p.Drop*w-1)/(w-1)))
 	}
 	return errors.Join(errs...)
 }

@@ -55,10 +55,12 @@ type Result struct {
 	// Dropped reports that the caller was at or above the drop threshold:
 	// the request is refused, and DropCost was charged instead of Cost.
 	Dropped bool
-	// Warned reports that the balance is at or above the warning threshold
-	// after a request that was served.
+	// Warned reports that the caller is warned: the balance is at or above
+	// the warning threshold after a request that was served, and the
+	// caller was not warned in the last WarnEvery.
 	Warned bool
-	// WarnCharged reports that the warning cost was charged (at most once
-	// per WarnEvery).
+	// WarnCharged reports that the warning added a cost: false when
+	// WarnCost is 0 or the balance had no room left below the drop
+	// threshold (a warning alone never drops a caller).
 	WarnCharged bool
 }

@@ -22,7 +22,8 @@ import (
 // connection with 1008, "threshold exceeded".
 func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
-	// is taken as written, so start from the default one).
+	// must set its window and thresholds, so start from the default one,
+	// whose warning and drop costs scale with the thresholds).
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
@@ -30,11 +31,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	guard, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
+	ledger, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ledger", Policy: policy})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ws, err := wslimit.New(wslimit.Config{Guard: guard})
+	ws, err := wslimit.New(wslimit.Config{Guard: ledger})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), guard.Config().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), ledger.Config().Costs.Heavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}
@@ -79,4 +80,54 @@ func Example() {
 	// {"type":"response"}
 	// {"warning":"load","type":"response"}
 	// closed: StatusPolicyViolation threshold exceeded
+}
+
+// A message above the read limit (here 1 KiB; 32 KiB by default) is
+// charged as the scope's heaviest message, and the connection is closed
+// with 1009.
+func ExampleConfig_readLimit() {
+	store := memstore.New(memstore.Config{})
+	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ledger, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ledger"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := wslimit.New(wslimit.Config{Guard: ledger, ReadLimit: 1024})
+	if err != nil {
+		log.Fatal(err)
+	}
+	charged := make(chan int64, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller := lim.Caller(r, core.Caller{})
+		conn, err := ws.Accept(w, r, caller, false)
+		if err != nil {
+			return
+		}
+		defer conn.WS().CloseNow()
+		_, err = conn.Read(r.Context())
+		if errors.Is(err, wslimit.ErrTooBig) {
+			charged <- ledger.Charge(r.Context(), caller, 0).Balance
+		}
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.CloseNow()
+	_ = c.Write(ctx, websocket.MessageText, []byte(strings.Repeat(" ", 2000)))
+	_, _, err = c.Read(ctx)
+	var closed websocket.CloseError
+	if errors.As(err, &closed) {
+		fmt.Println("closed:", closed.Code, closed.Reason)
+	}
+	fmt.Println("balance:", <-charged, "(3000 over the 32 s window)")
+	// Output:
+	// closed: StatusMessageTooBig message larger than 1024 bytes
+	// balance: 93 (3000 over the 32 s window)
 }

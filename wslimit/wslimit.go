@@ -2,9 +2,12 @@
 // costs, the XRP Ledger server's model (see package balance): every
 // message a caller sends is charged to its balance, and so, if asked, is
 // every message the server pushes to it; a caller at or above the warning
-// threshold is told to add "warning":"load" to its replies, and a caller
+// threshold is warned, at most once per the policy's WarnEvery: the handler
+// adds "warning":"load" to that reply ([balance.Decision.Load]); a caller
 // at or above the drop threshold is disconnected with close code 1008
 // (policy violation) and the reason "threshold exceeded", as rippled does.
+// A message larger than Config.ReadLimit (32 KiB by default) is charged at
+// the scope's largest cost and ends the connection with code 1009.
 //
 // It works on plain net/http, so that Gin and Echo handlers, and any other,
 // use it alike: the handler finds the caller and whether it is exempt as
@@ -30,6 +33,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -73,20 +78,47 @@ type Config struct {
 	// AcceptOptions are passed to websocket.Accept: origins, subprotocols,
 	// compression. Default: nil, the library's defaults (same origin only).
 	AcceptOptions *websocket.AcceptOptions
+
+	// ReadLimit is the largest message, in bytes, that [Conn.Read]
+	// accepts. A larger one is charged as a message of the scope's largest
+	// cost, and the connection is closed with code 1009
+	// ([CloseMessageTooBig]). Default: 32768 (32 KiB, the WebSocket
+	// library's). Change it here, not on the connection (Conn.WS), whose
+	// own limit Accept sets just above it.
+	ReadLimit int64
 }
 
-// Validate reports the problem with c, if any: a missing Guard.
+// DefaultReadLimit is the default of Config.ReadLimit: 32 KiB.
+const DefaultReadLimit = 32768
+
+// Validate reports every problem with c, joined: a missing Guard, a
+// ReadLimit below 0.
 func (c Config) Validate() error {
+	var errs []error
 	if c.Guard == nil {
-		return errors.New("wslimit: no Guard: build one with balance.New")
+		errs = append(errs, errors.New("wslimit: no Guard: build one with balance.New"))
 	}
-	return nil
+	if c.ReadLimit < 0 {
+		errs = append(errs, fmt.Errorf("wslimit: ReadLimit %d: want 0 (32768) or more", c.ReadLimit))
+	}
+	return errors.Join(errs...)
 }
+
+// CloseMessageTooBig is the close code that ends a connection whose caller
+// sent a message larger than Config.ReadLimit: 1009, message too big.
+const CloseMessageTooBig = websocket.StatusMessageTooBig
+
+// ErrTooBig is the error [Conn.Read] returns when the caller sent a
+// message larger than Config.ReadLimit: the message was charged at the
+// scope's largest cost and the connection closed with
+// [CloseMessageTooBig]. Test for it with errors.Is.
+var ErrTooBig = errors.New("wslimit: message too big")
 
 // A Server accepts WebSocket connections whose messages are charged to a
 // balance scope. It is safe for concurrent use. Build it with [New].
 type Server struct {
-	cfg Config
+	cfg     Config
+	maxCost int64 // the scope's largest cost: that of a message too big
 }
 
 // New returns a Server for cfg, or the error of [Config.Validate].
@@ -94,7 +126,13 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg}, nil
+	if cfg.ReadLimit == 0 {
+		cfg.ReadLimit = DefaultReadLimit
+	}
+	// Read reads one byte past the limit: keep that byte countable.
+	cfg.ReadLimit = min(cfg.ReadLimit, math.MaxInt64-1)
+	c := cfg.Guard.Config().Costs
+	return &Server{cfg: cfg, maxCost: max(c.Reference, c.Malformed, c.Medium, c.Heavy)}, nil
 }
 
 // Accept upgrades the request to a WebSocket connection of caller; an
@@ -106,7 +144,10 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 	if err != nil {
 		return nil, fmt.Errorf("wslimit: accept: %w", err)
 	}
-	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt}, nil
+	// The library's own limit, just above ours, is never reached: Read
+	// stops one byte past ReadLimit.
+	ws.SetReadLimit(s.cfg.ReadLimit + 1)
+	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt, limit: s.cfg.ReadLimit, maxCost: s.maxCost}, nil
 }
 
 // A Conn is one caller's WebSocket connection. Read from one goroutine at
@@ -117,20 +158,44 @@ type Conn struct {
 	balance *balance.Guard
 	caller  core.Caller
 	exempt  bool
+	limit   int64
+	maxCost int64
 }
 
 // Caller returns whose balance the connection's messages are charged to.
 func (c *Conn) Caller() core.Caller { return c.caller }
 
 // WS returns the underlying connection, for what Conn does not wrap (ping,
-// read limits, subprotocols).
+// subprotocols). Its read limit is Config.ReadLimit's business: a message
+// above it is charged and refused by [Conn.Read].
 func (c *Conn) WS() *websocket.Conn { return c.ws }
 
 // Read returns the next message the caller sent, text or binary. It does
 // not charge it: pick its cost and call [Conn.Charge].
+//
+// A message larger than Config.ReadLimit is not returned: Read charges it
+// as a message of the scope's largest cost (as [Conn.Charge] does, so that
+// a caller cannot send large messages for free), closes the connection
+// with code 1009 ([CloseMessageTooBig]) and returns [ErrTooBig]; or, if
+// the charge finds the caller dropped, closes it with 1008 and returns
+// [ErrDropped].
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
-	_, msg, err := c.ws.Read(ctx)
-	return msg, err
+	_, r, err := c.ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := io.ReadAll(io.LimitReader(r, c.limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(msg)) <= c.limit {
+		return msg, nil
+	}
+	if _, err := c.Charge(ctx, c.maxCost); err != nil {
+		return nil, err
+	}
+	_ = c.ws.Close(CloseMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.limit))
+	return nil, ErrTooBig
 }
 
 // Charge charges a message of the given cost to the caller's balance, as

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,12 +49,12 @@ func (s *syncBuffer) String() string {
 // caller is the user of the X-User header; user "root" is exempt.
 func echoServer(t *testing.T, logs *syncBuffer) string {
 	t.Helper()
-	return echoServerWith(t, logs, nil)
+	return echoServerWith(t, logs, nil, nil)
 }
 
-// echoServerWith is echoServer on a limiter and a balance scope whose
-// configs tweak changes, if not nil.
-func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *balance.Config)) string {
+// echoServerWith is echoServer on a limiter, a balance scope and a server
+// whose configs tweak and wsTweak change, if not nil.
+func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *balance.Config), wsTweak func(*wslimit.Config)) string {
 	t.Helper()
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	cfg := core.Config{
@@ -70,7 +71,11 @@ func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *ba
 	bcfg.Limiter = lim
 	guard, err := balance.New(bcfg)
 	require.NoError(t, err)
-	ws, err := wslimit.New(wslimit.Config{Guard: guard})
+	wcfg := wslimit.Config{Guard: guard}
+	if wsTweak != nil {
+		wsTweak(&wcfg)
+	}
+	ws, err := wslimit.New(wcfg)
 	require.NoError(t, err)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get("X-User")
@@ -143,7 +148,7 @@ func TestWarnThenDrop(t *testing.T) {
 	var logs syncBuffer
 	url := echoServer(t, &logs)
 	c := dial(t, url, "alice")
-	var warned bool
+	var warned, above int
 	var err error
 	for i := 0; i < 1000; i++ {
 		var r reply
@@ -151,15 +156,19 @@ func TestWarnThenDrop(t *testing.T) {
 		if err != nil {
 			break
 		}
+		if r.Balance >= 5000 {
+			above++
+		}
 		if r.Warning == "load" {
-			warned = true
+			warned++
 			assert.GreaterOrEqual(t, r.Balance, int64(5000))
-		} else {
-			assert.Less(t, r.Balance, int64(5000))
 		}
 	}
 	require.Error(t, err)
-	assert.True(t, warned, "warned before the drop")
+	// The messages come within a second (the clock stands still): the
+	// first reply at or above the threshold is warned, not the others.
+	assert.Equal(t, 1, warned, "warned once a second, not on every reply")
+	assert.Greater(t, above, 1)
 	var ce websocket.CloseError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, websocket.StatusPolicyViolation, ce.Code)
@@ -237,14 +246,67 @@ func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	url := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) {
 		c.Store, b.Store = downStore{}, downStore{}
 		b.FailClosed = true
-	})
+	}, nil)
 	c := dial(t, url, "alice")
 	_, err := send(t, c, "20")
 	assert.Equal(t, wslimit.CloseTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
 	assert.Contains(t, logs.String(), "fails closed")
 
-	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} })
+	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} }, nil)
 	r, err := send(t, dial(t, open, "alice"), "20")
 	require.NoError(t, err, "a scope that fails open serves the message")
 	assert.Zero(t, r.Balance)
+}
+
+// TestMessageTooBig: a message above the read limit (32 KiB) is charged
+// as one of the largest cost before the connection is closed with 1009;
+// one at the limit is read.
+func TestMessageTooBig(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServer(t, &logs)
+	for _, tc := range []struct {
+		name   string
+		user   string
+		charge int64 // the balance after the message too big
+	}{
+		{name: "charged", user: "alice", charge: 3000 / 32},
+		{name: "exempt", user: "root", charge: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := dial(t, url, tc.user)
+			r, err := send(t, c, "0"+strings.Repeat(" ", wslimit.DefaultReadLimit-1))
+			require.NoError(t, err, "a message of exactly the limit is read")
+			assert.Zero(t, r.Balance)
+			_, err = send(t, c, strings.Repeat(" ", 40_000))
+			var ce websocket.CloseError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, websocket.StatusMessageTooBig, ce.Code)
+			assert.Equal(t, "message larger than 32768 bytes", ce.Reason)
+
+			c = dial(t, url, tc.user)
+			r, err = send(t, c, "0")
+			require.NoError(t, err)
+			assert.Equal(t, tc.charge, r.Balance, "the message too big was charged as a heavy one")
+		})
+	}
+}
+
+func TestReadLimitHuge(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	url := echoServerWith(t, &logs, nil, func(c *wslimit.Config) { c.ReadLimit = math.MaxInt64 })
+	c := dial(t, url, "alice")
+	r, err := send(t, c, "3000")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3000/32), r.Balance, "the largest limit reads the message whole")
+}
+
+func TestReadLimitConfig(t *testing.T) {
+	t.Parallel()
+	err := wslimit.Config{ReadLimit: -1}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no Guard")
+	assert.Contains(t, err.Error(), "ReadLimit -1: want 0 (32768) or more")
 }

@@ -23,8 +23,9 @@ import (
 
 // Run runs the conformance cases of the decaying balance against the
 // stores newStore returns: the decay figures, fractional seconds, the
-// thresholds, the warning's cost and its once-per-second rule, the drop's
-// cost, recovery after a drop, callers and scopes kept apart, the clock
+// thresholds, the warning's cost and its once-per-second rule, the
+// warning that never drops, the drop's cost, recovery after a drop, a
+// caller who retries once a second let back in, charges that saturate, callers and scopes kept apart, the clock
 // stepping back, concurrency (N concurrent charges add exactly N costs)
 // and a reset (one caller freed and no other, concurrent with charges).
 // It calls newStore once per subtest; the store may be shared with other
@@ -39,7 +40,10 @@ func Run(t *testing.T, newStore func(t *testing.T) balance.Store) {
 		{"FractionalSeconds", testFractionalSeconds},
 		{"Thresholds", testThresholds},
 		{"WarningOncePerSecond", testWarningOncePerSecond},
+		{"WarningNeverDrops", testWarningNeverDrops},
 		{"DropCostAndRecovery", testDropAndRecovery},
+		{"OnceASecondGetsBackIn", testOnceASecondGetsBackIn},
+		{"Saturation", testSaturation},
 		{"CallersAndScopesApart", testBalancesApart},
 		{"ClockSteppingBack", testBalanceClockBack},
 		{"Concurrency", testBalanceConcurrency},
@@ -75,6 +79,10 @@ func anon(addr string) core.Caller {
 	}
 	return core.NetworkCaller(netip.PrefixFrom(a, bits).Masked())
 }
+
+// rippled is the policy of the XRP Ledger server, every figure written
+// out, as a [balance.Guard] hands it to its store.
+var rippled = balance.Policy{Window: 32 * time.Second, Warn: 5000, WarnCost: 2000, WarnEvery: time.Second, Drop: 15000, DropCost: 3000}
 
 // noThresholds is rippled's window with thresholds no test reaches: the
 // decay alone.
@@ -134,7 +142,7 @@ func testFractionalSeconds(t *testing.T, s balance.Store) {
 }
 
 func testThresholds(t *testing.T, s balance.Store) {
-	p := balance.DefaultPolicy()
+	p := rippled
 	c := newBalanceCaller(t, s, p)
 	res := c.charge(4999*32 + 31)
 	assert.Equal(t, balance.Result{Balance: 4999}, res, "just below the warning threshold")
@@ -156,28 +164,68 @@ func testThresholds(t *testing.T, s balance.Store) {
 }
 
 func testWarningOncePerSecond(t *testing.T, s balance.Store) {
-	p := balance.DefaultPolicy()
+	p := rippled
 	c := newBalanceCaller(t, s, p)
 	res := c.charge(6000 * 32)
+	require.True(t, res.Warned)
 	require.True(t, res.WarnCharged)
 	sum := int64(6000*32 + 2000)
 	for _, dt := range []time.Duration{0, 300 * time.Millisecond, 999 * time.Millisecond} {
 		c.now = start.Add(dt)
 		res = c.charge(20)
 		sum += 20
-		assert.True(t, res.Warned, "at %s", dt)
-		assert.False(t, res.WarnCharged, "at %s: within a second of the last charged warning", dt)
+		assert.False(t, res.Warned, "at %s: within a second of the last warning", dt)
+		assert.False(t, res.WarnCharged, "at %s", dt)
 		assert.Equal(t, sum/32, res.Balance, "at %s", dt)
 	}
 	c.now = start.Add(time.Second)
 	res = c.charge(20)
-	assert.True(t, res.WarnCharged, "a second after the last charged warning")
+	assert.True(t, res.Warned, "a second after the last warning")
+	assert.True(t, res.WarnCharged)
 	sum -= (sum + 31) / 32
 	assert.Equal(t, (sum+20+2000)/32, res.Balance)
+
+	// WarnEvery is the interval: 2.5 s, then every request.
+	for _, tc := range []struct {
+		every time.Duration
+		want  []bool // warned at 0.1, 1.1, 2.1, 3.1, 4.1 and 5.1 s, after a warning at 0
+	}{
+		{every: 2500 * time.Millisecond, want: []bool{false, false, false, true, false, false}},
+		{every: 0, want: []bool{true, true, true, true, true, true}},
+	} {
+		p.WarnEvery = tc.every
+		c = newBalanceCaller(t, s, p)
+		c.charge(8000 * 32)
+		var got []bool
+		for i := range 6 {
+			c.now = start.Add(time.Duration(i)*time.Second + 100*time.Millisecond)
+			got = append(got, c.charge(20).Warned)
+		}
+		assert.Equal(t, tc.want, got, "WarnEvery %s", tc.every)
+	}
+}
+
+func testWarningNeverDrops(t *testing.T, s balance.Store) {
+	// A caller just below the drop threshold is warned, and the warning is
+	// charged only up to the threshold: its next request is served.
+	p := rippled
+	p.Warn = 14995
+	c := newBalanceCaller(t, s, p)
+	require.False(t, c.charge(14994*32).Warned)
+	res := c.charge(32)
+	assert.Equal(t, balance.Result{Before: 14994, Balance: 14999, Warned: true, WarnCharged: true}, res)
+	res = c.charge(0)
+	assert.False(t, res.Dropped, "not dropped by a warning")
+	assert.Equal(t, balance.Result{Before: 14999, Balance: 14999}, res)
+	// A request that reaches the threshold by its own cost is served, and
+	// the next is refused.
+	res = c.charge(20)
+	assert.Equal(t, balance.Result{Before: 14999, Balance: 15000}, res)
+	assert.True(t, c.charge(0).Dropped)
 }
 
 func testDropAndRecovery(t *testing.T, s balance.Store) {
-	p := balance.DefaultPolicy()
+	p := rippled
 	c := newBalanceCaller(t, s, p)
 	c.charge(16000 * 32)
 	// Hammering keeps the caller out: every refused attempt costs 3000.
@@ -200,6 +248,56 @@ func testDropAndRecovery(t *testing.T, s balance.Store) {
 	assert.False(t, res.Dropped, "after %d s of silence: balance %d", wait+1, res.Before)
 	assert.Less(t, res.Before, int64(15000))
 	assert.True(t, res.Warned)
+}
+
+func testOnceASecondGetsBackIn(t *testing.T, s balance.Store) {
+	// Low thresholds with the costs scaled to them, as balance.New gives
+	// them (DropCost 400 at Drop 2000): a caller dropped at a balance of
+	// 2100 and refused once a second falls below the threshold and is
+	// served again.
+	p := rippled
+	p.Warn, p.WarnCost, p.Drop, p.DropCost = 1000, 400, 2000, 400
+	c := newBalanceCaller(t, s, p)
+	c.charge(2100 * 32)
+	served := -1
+	for i := range 10 {
+		if !c.charge(20).Dropped {
+			served = i
+			break
+		}
+		c.now = c.now.Add(time.Second)
+	}
+	assert.Equal(t, 2, served, "refused at 0 and 1 s, served at 2 s")
+
+	// rippled's 3000 at that threshold keeps the same caller out: the
+	// figure balance.New refuses.
+	p.DropCost = 3000
+	c = newBalanceCaller(t, s, p)
+	c.charge(2100 * 32)
+	for i := range 30 {
+		require.True(t, c.charge(20).Dropped, "at %d s", i)
+		c.now = c.now.Add(time.Second)
+	}
+}
+
+func testSaturation(t *testing.T, s balance.Store) {
+	// The largest cost saturates the sum: the caller's balance never wraps
+	// to a credit, and it is refused from then on.
+	const maxInt64 = 1<<63 - 1
+	c := newBalanceCaller(t, s, rippled)
+	c.charge(3000)
+	res := c.charge(maxInt64)
+	assert.False(t, res.Dropped, "the request is served: the caller was below the threshold")
+	assert.Equal(t, int64(1<<53)/32, res.Balance, "saturated, not wrapped")
+	for range 3 {
+		res = c.charge(maxInt64)
+		assert.True(t, res.Dropped)
+		assert.Equal(t, int64(1<<53)/32, res.Balance)
+	}
+	c.now = c.now.Add(time.Minute)
+	res = c.charge(20)
+	assert.True(t, res.Dropped, "still out a minute later")
+	assert.Positive(t, res.Before)
 }
 
 func testBalancesApart(t *testing.T, s balance.Store) {

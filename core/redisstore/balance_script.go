@@ -9,13 +9,13 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS[1] is the caller's balance key. Its value packs, little-endian, three
 // doubles: the sum, the time of its last whole-second step and the time of
-// the last charged warning (µs since the Unix epoch; all exact below 2^53),
+// the last warning (µs since the Unix epoch; all exact below 2^53),
 // read and written whole with one GET and one SET, which also sets the time
 // to live: the sum is zero 4*window+1 seconds after its last step, and so
 // is the key gone.
 //
 // ARGV: now (µs since the Unix epoch, or serverClock to read the server's TIME), cost, window (s), warn, warning
-// cost, least time between charged warnings (µs), drop, drop cost.
+// cost, least time between warnings (µs), drop, drop cost.
 //
 // It returns {dropped, warned, warning charged (1 or 0), balance before,
 // balance after}.
@@ -28,6 +28,7 @@ var balanceSHA = balanceScript.Hash()
 // does not have the script.
 const balanceLua = `
 local SECOND = 1000000
+local MAXSUM = 9007199254740992
 ` + nowLua + `
 local cost = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
@@ -69,17 +70,20 @@ end
 
 local before = div(sum, window)
 local dropped, isWarned, charged = 0, 0, 0
+-- Every charge saturates at MAXSUM (decay.MaxSum): never a wrap to credit.
 if before >= drop then
 	dropped = 1
-	sum = sum + dropCost
+	sum = math.min(sum + dropCost, MAXSUM)
 else
-	sum = sum + cost
-	if div(sum, window) >= warn then
+	sum = math.min(sum + cost, MAXSUM)
+	if div(sum, window) >= warn and (warned == 0 or now - warned >= warnEvery) then
 		isWarned = 1
-		if warned == 0 or now - warned >= warnEvery then
+		warned = now
+		-- The warning never takes the balance to the drop threshold.
+		local c = math.min(warnCost, math.min(drop * window - 1, MAXSUM) - sum)
+		if c > 0 then
 			charged = 1
-			warned = now
-			sum = sum + warnCost
+			sum = sum + c
 		end
 	end
 end

@@ -31,19 +31,41 @@
 //
 // # A charge
 //
-// [State.Charge] decides one request of cost C, as rippled does:
+// [State.Charge] decides one request of cost C:
 //
 //  1. The sum decays to now, and B = sum/Window is the balance before.
 //  2. If B is at or above Drop, the caller is dropped: the request is
 //     refused and DropCost is charged instead of C, so that a caller who
 //     keeps trying stays out until it stops for a while.
-//  3. Otherwise C is charged. If the balance is then at or above Warn, the
-//     caller is warned ("load"), and WarnCost is charged too, at most once
-//     per second (WarnEvery) per caller.
+//  3. Otherwise C is charged. If the balance is then at or above Warn and
+//     the caller was not warned in the last WarnEvery, it is warned
+//     ("load"), and WarnCost is charged too, but never more than leaves
+//     the balance below Drop: a warning alone never drops a caller.
+//
+// Every charge saturates at [MaxSum]: a cost, however large, never wraps
+// the sum round to a credit.
+
 package decay
 
 // Second is one second in nanoseconds: the step of the decay.
 const Second = int64(1e9)
+
+// MaxSum is the largest sum: a charge that would go beyond it leaves the
+// sum at MaxSum. It is 2^53, so that the Redis script's doubles hold every
+// sum exactly, and its balance, MaxSum/Window, is above every threshold a
+// policy may set.
+const MaxSum = int64(1) << 53
+
+// add returns sum+cost, saturated at MaxSum; a cost below 0 adds nothing.
+func add(sum, cost int64) int64 {
+	if cost <= 0 {
+		return sum
+	}
+	if cost >= MaxSum-sum {
+		return MaxSum
+	}
+	return sum + cost
+}
 
 // Policy is the figures of a balance limit. Costs are added to the sum;
 // thresholds are compared with the balance, Sum/Window.
@@ -53,10 +75,11 @@ type Policy struct {
 	Window int64
 	// Warn is the warning threshold: at or above it a caller is warned.
 	Warn int64
-	// WarnCost is charged for a warning, at most once per WarnEvery.
+	// WarnCost is charged for a warning, but never more than leaves the
+	// balance below Drop.
 	WarnCost int64
-	// WarnEvery is the least time, in nanoseconds, between two charged
-	// warnings of one caller. rippled: one second.
+	// WarnEvery is the least time, in nanoseconds, between two warnings
+	// of one caller. rippled: one second.
 	WarnEvery int64
 	// Drop is the drop threshold: at or above it a caller is refused.
 	Drop int64
@@ -72,8 +95,8 @@ type State struct {
 	// Unix epoch; it moves by whole seconds only (see the package
 	// documentation).
 	Last int64
-	// Warned is the time of the last charged warning, in nanoseconds
-	// since the Unix epoch; 0 if none.
+	// Warned is the time of the last warning, in nanoseconds since the
+	// Unix epoch; 0 if none.
 	Warned int64
 }
 
@@ -86,11 +109,12 @@ type Outcome struct {
 	// Dropped reports that the caller was at or above the drop threshold:
 	// the request is refused and DropCost was charged instead of its cost.
 	Dropped bool
-	// Warned reports that the caller is at or above the warning threshold
-	// after the charge (never when Dropped).
+	// Warned reports that the caller is warned: at or above the warning
+	// threshold after the charge, and not warned in the last WarnEvery
+	// (never when Dropped).
 	Warned bool
-	// WarnCharged reports that the warning was charged (at most once per
-	// WarnEvery).
+	// WarnCharged reports that the warning added a cost: false when
+	// WarnCost is 0 or the balance had no room left below Drop.
 	WarnCharged bool
 }
 
@@ -136,18 +160,23 @@ func (s *State) Charge(p Policy, cost, now int64) Outcome {
 	o := Outcome{Before: s.Balance(p.Window)}
 	if o.Before >= p.Drop {
 		o.Dropped = true
-		s.Sum += p.DropCost
+		s.Sum = add(s.Sum, p.DropCost)
 		o.Balance = s.Balance(p.Window)
 		return o
 	}
-	s.Sum += cost
+	s.Sum = add(s.Sum, cost)
 	o.Balance = s.Balance(p.Window)
-	if o.Balance >= p.Warn {
+	if o.Balance >= p.Warn && (s.Warned == 0 || now-s.Warned >= p.WarnEvery) {
 		o.Warned = true
-		if s.Warned == 0 || now-s.Warned >= p.WarnEvery {
+		s.Warned = now
+		// The most the sum may hold with a balance below Drop.
+		limit := MaxSum
+		if p.Drop <= MaxSum/p.Window {
+			limit = p.Drop*p.Window - 1
+		}
+		if c := min(p.WarnCost, limit-s.Sum); c > 0 {
 			o.WarnCharged = true
-			s.Warned = now
-			s.Sum += p.WarnCost
+			s.Sum += c
 			o.Balance = s.Balance(p.Window)
 		}
 	}

@@ -130,7 +130,7 @@ func TestCharge(t *testing.T) {
 	o = s.Charge(rippled, 1, t0)
 	assert.Equal(t, decay.Outcome{Before: 4999, Balance: 5000 + 62, Warned: true, WarnCharged: true}, o, "at the threshold: warned, charged 2000")
 	o = s.Charge(rippled, 0, t0+decay.Second-1)
-	assert.Equal(t, decay.Outcome{Before: 5062, Balance: 5062, Warned: true}, o, "warned, not charged again within a second")
+	assert.Equal(t, decay.Outcome{Before: 5062, Balance: 5062}, o, "not warned again within a second")
 	s.Decay(32, t0+decay.Second)
 	before := s.Balance(32)
 	o = s.Charge(rippled, 200*32, t0+decay.Second)
@@ -148,6 +148,74 @@ func TestCharge(t *testing.T) {
 	o = s.Charge(rippled, 400, t0)
 	assert.False(t, o.Dropped)
 	assert.True(t, o.Warned)
+	assert.False(t, o.WarnCharged, "the request reached the threshold: the warning adds nothing")
+	assert.Equal(t, int64(15000*32-1+400), s.Sum)
+
+	// A caller let back in just below the threshold: the warning is
+	// charged up to it, and the caller stays in.
+	s = decay.State{Sum: 14990 * 32, Last: t0}
+	o = s.Charge(rippled, 20, t0)
+	assert.Equal(t, decay.Outcome{Before: 14990, Balance: 14999, Warned: true, WarnCharged: true}, o)
+	assert.Equal(t, int64(15000*32-1), s.Sum, "the warning is charged only up to the drop threshold")
+	o = s.Charge(rippled, 0, t0)
+	assert.False(t, o.Dropped, "not dropped by its warning")
+}
+
+func TestWarningEvery(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		every int64
+		want  []bool // warned at 0, 0.5, 1, 1.5, 2, 2.5 and 3 s
+	}{
+		{name: "rippled's second", every: decay.Second, want: []bool{true, false, true, false, true, false, true}},
+		{name: "two seconds", every: 2 * decay.Second, want: []bool{true, false, false, false, true, false, false}},
+		{name: "every request", every: 0, want: []bool{true, true, true, true, true, true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := rippled
+			p.WarnEvery = tc.every
+			s := decay.State{Sum: 6000 * 32, Last: t0}
+			var got []bool
+			for i := range int64(7) {
+				o := s.Charge(p, 20, t0+i*decay.Second/2)
+				assert.Equal(t, o.Warned, o.WarnCharged)
+				got = append(got, o.Warned)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestSaturation(t *testing.T) {
+	t.Parallel()
+	const maxInt64 = 1<<63 - 1
+	for _, tc := range []struct {
+		name  string
+		sum   int64
+		cost  int64
+		want  int64
+		after string
+	}{
+		{name: "a huge cost on a balance", sum: 3000, cost: maxInt64, want: decay.MaxSum},
+		{name: "a huge cost on nothing", sum: 0, cost: maxInt64, want: decay.MaxSum},
+		{name: "a cost at the edge", sum: decay.MaxSum - 1, cost: 1, want: decay.MaxSum},
+		{name: "a negative cost", sum: 3000, cost: -maxInt64, want: 3000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := decay.State{Sum: tc.sum, Last: t0}
+			o := s.Charge(rippled, tc.cost, t0)
+			assert.Equal(t, tc.want, s.Sum)
+			assert.GreaterOrEqual(t, o.Balance, o.Before, "no request earns a credit")
+			if tc.want == decay.MaxSum {
+				o = s.Charge(rippled, maxInt64, t0)
+				assert.True(t, o.Dropped, "the next request is refused")
+				assert.Equal(t, decay.MaxSum, s.Sum, "and the drop cost saturates too")
+			}
+		})
+	}
 }
 
 func TestRecoveryAfterADrop(t *testing.T) {

@@ -22,6 +22,13 @@
 // comment of an Example, which go test checks against what it prints. So a
 // figure quoted from an example cannot go stale either.
 //
+// # Examples
+//
+// An Example function named in code quotes in the prose (`ExampleGuard_Charge`,
+// `Example_jsonRPC`) must be declared by some .go file of the repository,
+// so that a page never sends its reader to an example that was renamed or
+// never existed.
+//
 // # Links
 //
 // Every inline link [text](target) and reference definition [name]: target
@@ -139,8 +146,9 @@ func normalise(line string) string {
 // A Corpus is the Go code snippets are matched against: every .go file,
 // normalised.
 type Corpus struct {
-	files    []string // "\n" + normalised lines joined by "\n" + "\n"
-	comments []string // the same with "//" removed from comment lines, and code lines blanked
+	files    []string        // "\n" + normalised lines joined by "\n" + "\n"
+	comments []string        // the same with "//" removed from comment lines, and code lines blanked
+	examples map[string]bool // the names of the Example functions declared
 }
 
 // LoadCorpus reads every .go file under root, skipping hidden directories,
@@ -184,6 +192,12 @@ func (c *Corpus) Add(src string) {
 			continue
 		}
 		lines = append(lines, n)
+		if m := exampleFuncRe.FindStringSubmatch(n); m != nil {
+			if c.examples == nil {
+				c.examples = map[string]bool{}
+			}
+			c.examples[m[1]] = true
+		}
 		if text, ok := strings.CutPrefix(n, "//"); ok {
 			comments = append(comments, normalise(text))
 		} else {
@@ -192,6 +206,26 @@ func (c *Corpus) Add(src string) {
 	}
 	c.files = append(c.files, "\n"+strings.Join(lines, "\n")+"\n")
 	c.comments = append(c.comments, "\n"+strings.Join(comments, "\n")+"\n")
+}
+
+var (
+	exampleFuncRe  = regexp.MustCompile(`^func (Example\w*)\(`)
+	citedExampleRe = regexp.MustCompile("`(Example[A-Za-z0-9_]+)`")
+)
+
+// CheckExamples returns a problem for each Example function that the
+// prose of page names in code quotes and no Go file of the corpus
+// declares.
+func (c *Corpus) CheckExamples(file string, page Page) []Problem {
+	var out []Problem
+	for i, l := range page.Prose {
+		for _, m := range citedExampleRe.FindAllStringSubmatch(l, -1) {
+			if !c.examples[m[1]] {
+				out = append(out, Problem{file, i + 1, fmt.Sprintf("%s: no Go file declares this Example function; name one that exists", m[1])})
+			}
+		}
+	}
+	return out
 }
 
 // elision is the line that stands, in a Go snippet, for code left out.

@@ -54,6 +54,9 @@ func TestDocs(t *testing.T) {
 		for _, p := range corpus.CheckSnippets(file, page) {
 			t.Error(p)
 		}
+		for _, p := range corpus.CheckExamples(file, page) {
+			t.Error(p)
+		}
 		for _, p := range doccheck.CheckLinks(root, file, page, readPage(root)) {
 			t.Error(p)
 		}
@@ -189,6 +192,31 @@ func TestCheckSnippets(t *testing.T) {
 			for i := range min(len(got), len(tc.want)) {
 				assert.True(t, strings.HasPrefix(got[i], tc.want[i]), "want prefix %q, got %q", tc.want[i], got[i])
 			}
+		})
+	}
+}
+
+func TestCheckExamples(t *testing.T) {
+	t.Parallel()
+	corpus := &doccheck.Corpus{}
+	corpus.Add("package balance_test\n\nfunc ExampleGuard_Charge() {\n}\n\nfunc Example_jsonRPC() {}\n")
+	for _, tc := range []struct {
+		name string
+		md   string
+		want []string
+	}{
+		{name: "declared", md: "From `ExampleGuard_Charge` and `Example_jsonRPC` of package `x`.\n"},
+		{name: "missing", md: "intro\n\nSee `ExampleLimiter_Balance`.\n", want: []string{"README.md:3: ExampleLimiter_Balance: no Go file declares this Example function; name one that exists"}},
+		{name: "in a code block", md: "```text\n`ExampleNope`\n```\n"},
+		{name: "a bare Example", md: "The `Example` of package `balance`.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			for _, p := range corpus.CheckExamples("README.md", doccheck.Parse(tc.md)) {
+				got = append(got, p.String())
+			}
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }
