@@ -146,7 +146,8 @@ func (v *View) AllowReset(lim Resetter) {
 // [core.Observers] with the application's other hooks. It counts every
 // decision in its scope's series, by kind of caller and outcome, in the
 // second of Config.Now; a refusal (core.OutcomeDenied) counts too against
-// the caller in the scope; a reset (core.OutcomeReset) is marked on the
+// the caller in the scope, with the limit that refused it and until when
+// (core.Decision.Refusing; none for an Event without a Decision); a reset (core.OutcomeReset) is marked on the
 // caller's row. It takes no lock but the sketch's, for a refusal, and
 // allocates nothing, but on the first event of a scope and for a user id
 // longer than the view keeps, whose digest it computes. A reset asked for
