@@ -77,6 +77,11 @@ func TestConfigTables(t *testing.T) {
 	}{
 		{name: "core.Config", dir: "core", heading: "core.Config"},
 		{name: "liveview.Config", dir: "liveview", heading: "The live view"},
+		{name: "memstore.Config", dir: "core/memstore", heading: "memstore.Config"},
+		{name: "redisstore.Config", dir: "core/redisstore", heading: "redisstore.Config"},
+		{name: "ginlimit.Config", dir: "ginlimit", heading: "ginlimit.Config and echolimit.Config"},
+		{name: "echolimit.Config", dir: "echolimit", heading: "ginlimit.Config and echolimit.Config"},
+		{name: "echo5limit.Config", dir: "echo5limit", heading: "ginlimit.Config and echolimit.Config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
