@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer bench portal fuzz soak screenshot
+.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer modproxy bench portal fuzz soak screenshot
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # examples/portal is one so that its -metrics otel keeps OpenTelemetry out
@@ -47,6 +47,19 @@ modules:
 # The consumer test alone, with its timings (-v).
 consumer:
 	cd internal/consumertest && $(GO) test -count=1 -timeout 90m -v -run TestQuickStarts .
+
+# Writes the modules of the working tree (the root module, prometheus and
+# otel) as a file module proxy into PROXY, at the version the nested modules
+# require, and prints the environment under which a module of your own,
+# outside the repository, gets them from it (CONTRIBUTING.md, "Trying the
+# modules of a clone").
+PROXY ?= /tmp/ratescope-proxy
+modproxy:
+	@v=$$($(GO) -C prometheus list -m -f '{{.Version}}' github.com/ratescope/ratescope) && \
+	dir=$$(mkdir -p "$(PROXY)" && cd "$(PROXY)" && pwd) && \
+	(cd internal/consumertest && $(GO) run ./cmd/modproxy -repo ../.. -version $$v -out "$$dir") && \
+	echo "wrote github.com/ratescope/ratescope, /prometheus and /otel $$v to $$dir; in your module run:" && \
+	echo "GOPROXY=file://$$dir,https://proxy.golang.org GOFLAGS=-mod=mod GONOSUMDB=github.com/ratescope go get github.com/ratescope/ratescope@$$v"
 
 # The documentation: every Go snippet of README.md and docs/ is a copy of
 # code that compiles, and every relative link and #anchor resolves

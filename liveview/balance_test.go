@@ -49,6 +49,9 @@ func TestResetOfABalance(t *testing.T) {
 	snap := s.view.Snapshot()
 	require.Len(t, snap.Refused, 1)
 	assert.Equal(t, "ledger", snap.Refused[0].Scope)
+	assert.Empty(t, snap.Refused[0].Limit, "a balance's refusal names no window limit")
+	assert.Zero(t, snap.Refused[0].Until)
+	assert.NotContains(t, get(t, s.view, "/?format=json").Body.String(), `"limit"`, "left out of the JSON")
 
 	tok := token(t, s.view)
 	s.view.AllowReset(s.lim)

@@ -14,6 +14,8 @@
 // callers. That list is a Space-Saving summary: with N refusals and k
 // callers kept, every caller refused more than N/k times is listed, and its
 // count is too high by at most N/k ([Refused.Error], [Snapshot.ErrorBound]).
+// Each listed caller names the limit that refused it last and until when
+// ([Refused.Limit], [Refused.Until]).
 // A limiter without the view pays nothing for it, and a decision the view
 // observes allocates nothing more than with any other hook. The view knows
 // only this process: with several processes, each shows its own.

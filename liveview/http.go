@@ -374,12 +374,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <h2>Callers refused most</h2>
 <p class="muted" id="accuracy">{{.Snap.Refusals}} refusals in the last 15 to 30 minutes; {{.Snap.Callers}} callers kept. {{if .Snap.ErrorBound}}A count marked ±E may include up to E refusals of other callers, and no count more than {{.Snap.ErrorBound}}.{{else}}Every count is exact.{{end}}{{if not .Snap.ResetAllowed}} Reset is not enabled.{{end}}</p>
 <table id="refused">
-<thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th></th></tr></thead>
+<thead><tr><th>Scope</th><th>Caller</th><th>Kind</th><th>Refusals</th><th>First refusal</th><th>Last refusal</th><th>Refused by</th><th>Until</th><th></th></tr></thead>
 <tbody>
 {{range .Rows}}<tr data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-refusals="{{.Refusals}}">
-<td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td>
+<td>{{.Scope}}</td><td>{{.Caller}}</td><td>{{.Kind}}</td><td class="n">{{.Refusals}}{{if .Error}} ±{{.Error}}{{end}}</td><td>{{clock .First}}</td><td>{{clock .Last}}</td><td>{{.Limit}}</td><td>{{if not .Until.IsZero}}{{clock .Until}}{{end}}</td>
 <td><button type="button" data-scope="{{.Scope}}" data-ref="{{.Ref}}" data-caller="{{.Caller}}"{{if not .Enabled}} disabled title="reset is not enabled"{{end}}>Reset</button>{{if not .Reset.IsZero}} <span class="muted">reset {{clock .Reset}}</span>{{end}}{{if .ResetPending}} <span class="muted">reset at its next refusal</span>{{end}}</td></tr>
-{{else}}<tr><td colspan="7" class="muted">No caller refused in the last 15 minutes.</td></tr>
+{{else}}<tr><td colspan="9" class="muted">No caller refused in the last 15 minutes.</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}`))

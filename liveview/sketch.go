@@ -85,8 +85,13 @@ type entry struct {
 	count, err  int64
 	first, last int64
 	reset       int64 // the caller's last reset, or 0
-	at          int32 // its index in heap
-	pending     bool  // a reset is pending (a snapshot's copy only)
+	// limit is the limit that refused the caller's last refusal counted,
+	// and until when it refuses (Unix ns): the zero Rate and 0 when that
+	// refusal named none (a balance scope's).
+	limit   core.Rate
+	until   int64
+	at      int32 // its index in heap
+	pending bool  // a reset is pending (a snapshot's copy only)
 }
 
 // maxID is the length, in bytes, of the longest user id (or key) that the
@@ -196,16 +201,17 @@ func (s *sketch) turn(now int64) {
 	maps.DeleteFunc(s.pending, func(_ place, at int64) bool { return now-at >= period })
 }
 
-// add counts a refusal of c in scope at now, and reports whether a reset
-// of c in scope is pending ([sketch.pend]): it is no longer, and the
-// caller makes it.
-func (s *sketch) add(scope string, c core.Caller, now int64) bool {
+// add counts a refusal of c in scope at now by limit, which refuses until
+// then (the zero Rate and 0 for a refusal that names no limit), and
+// reports whether a reset of c in scope is pending ([sketch.pend]): it is
+// no longer, and the caller makes it.
+func (s *sketch) add(scope string, c core.Caller, now int64, limit core.Rate, until int64) bool {
 	w := whoOf(c)
 	h := s.hashOf(scope, w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turn(now)
-	s.sums[s.cur].add(h, scope, w, c, now)
+	s.sums[s.cur].add(h, scope, w, c, now, limit, until)
 	if len(s.pending) == 0 {
 		return false
 	}
@@ -529,14 +535,15 @@ func (m *summary) unlink(i uint64) {
 	}
 }
 
-// add counts a refusal of c, who is w, in scope at now; h is their hash.
-func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
+// add counts a refusal of c, who is w, in scope at now by limit until
+// until; h is their hash.
+func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64, limit core.Rate, until int64) {
 	m.total++
 	slot, ok := m.find(h, scope, w)
 	if ok {
 		e := &m.entries[m.table[slot]-1]
 		e.count++
-		e.last = now
+		e.last, e.limit, e.until = now, limit, until
 		m.down(int(e.at))
 		return
 	}
@@ -546,7 +553,7 @@ func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
 	}
 	if len(m.entries) < cap(m.entries) {
 		n := int32(len(m.entries))
-		m.entries = append(m.entries, entry{scope: scope, caller: c, long: long, hash: h, count: 1, first: now, last: now, at: n})
+		m.entries = append(m.entries, entry{scope: scope, caller: c, long: long, hash: h, count: 1, first: now, last: now, limit: limit, until: until, at: n})
 		m.heap = append(m.heap, n)
 		m.table[slot] = n + 1
 		m.up(int(n))
@@ -558,7 +565,7 @@ func (m *summary) add(h uint64, scope string, w who, c core.Caller, now int64) {
 	old, _ := m.find(e.hash, e.scope, e.who())
 	m.unlink(old)
 	least := e.count
-	*e = entry{scope: scope, caller: c, long: long, hash: h, count: least + 1, err: least, first: now, last: now, at: 0}
+	*e = entry{scope: scope, caller: c, long: long, hash: h, count: least + 1, err: least, first: now, last: now, limit: limit, until: until, at: 0}
 	slot, _ = m.find(h, scope, w)
 	m.table[slot] = x + 1
 	m.down(0)

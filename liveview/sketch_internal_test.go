@@ -74,7 +74,7 @@ func TestSummaryInvariants(t *testing.T) {
 					c = lim.AddrCaller(netip.AddrFrom4([4]byte{192, 0, 2, byte(n)}))
 				}
 				scope := []string{"api", "search"}[n%3/2]
-				s.add(scope, c, int64(i+1))
+				s.add(scope, c, int64(i+1), core.Rate{}, 0)
 				truth[scope+" "+c.String()]++
 				checkSummary(t, &s.sums[s.cur])
 			}

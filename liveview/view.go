@@ -21,7 +21,7 @@ type Config struct {
 	// Callers is how many callers the view keeps to find the ones refused
 	// most (its sketch's capacity k), from 1 to 1,000,000, in each of two
 	// periods of 15 minutes, the current one and the previous one. Memory
-	// is about 310 bytes per caller kept, plus its user id twice, whatever
+	// is about 360 bytes per caller kept, plus its user id twice, whatever
 	// the number of callers refused; of a user id longer than the stores
 	// keep, the view keeps what a store does, its digest, and its first
 	// bytes for the page. With N the refusals of the two
@@ -146,7 +146,8 @@ func (v *View) AllowReset(lim Resetter) {
 // [core.Observers] with the application's other hooks. It counts every
 // decision in its scope's series, by kind of caller and outcome, in the
 // second of Config.Now; a refusal (core.OutcomeDenied) counts too against
-// the caller in the scope; a reset (core.OutcomeReset) is marked on the
+// the caller in the scope, with the limit that refused it and until when
+// (core.Decision.Refusing; none for an Event without a Decision); a reset (core.OutcomeReset) is marked on the
 // caller's row. It takes no lock but the sketch's, for a refusal, and
 // allocates nothing, but on the first event of a scope and for a user id
 // longer than the view keeps, whose digest it computes. A reset asked for
@@ -169,7 +170,19 @@ func (v *View) Observe(ctx context.Context, e core.Event) {
 		s.seen[k].Store(true)
 	}
 	s.rings[k][o].add(now.Unix())
-	if o == core.OutcomeDenied && v.top.add(e.Scope, c, now.UnixNano()) {
+	if o != core.OutcomeDenied {
+		return
+	}
+	var (
+		limit core.Rate
+		until int64
+	)
+	if d := e.Decision; d != nil {
+		if l, ok := d.Refusing(); ok {
+			limit, until = l.Rate, now.Add(l.RetryAfter).UnixNano()
+		}
+	}
+	if v.top.add(e.Scope, c, now.UnixNano(), limit, until) {
 		// A reset asked for when the view held no value of c (a long id):
 		// c is that value. Once, on this refusal, the request waits for it.
 		if lim := v.limiter.Load(); lim != nil {
@@ -253,6 +266,17 @@ type Refused struct {
 	// Reset is the caller's last reset in the scope since it was counted,
 	// or the zero time (left out of the JSON).
 	Reset time.Time `json:"reset,omitzero"`
+	// Limit is the limit that refused the caller's last refusal counted,
+	// as core.Rate.String writes it ("60/min"); of several limits that
+	// refused it, the one with the longest wait (core.Decision.Refusing).
+	// It is empty for a refusal that names no limit, such as a balance
+	// scope's (left out of the JSON).
+	Limit string `json:"limit,omitempty"`
+	// Until is when Limit has room again for the request it refused, if
+	// the caller sends nothing meanwhile: the last refusal's time plus its
+	// RetryAfter. Use it to tell a caller refused now from one refused a
+	// while ago. The zero time when Limit is empty (left out of the JSON).
+	Until time.Time `json:"until,omitzero"`
 	// ResetPending reports that a reset was asked for a caller whose user
 	// id is longer than the view keeps, and waits for its next refusal
 	// (see [View.ServeHTTP]); false is left out of the JSON.
@@ -293,6 +317,9 @@ func (v *View) Snapshot() Snapshot {
 		}
 		if e.reset > e.first {
 			r.Reset = time.Unix(0, e.reset).In(now.Location())
+		}
+		if e.until != 0 {
+			r.Limit, r.Until = e.limit.String(), time.Unix(0, e.until).In(now.Location())
 		}
 		r.ResetPending = e.pending
 		snap.Refused = append(snap.Refused, r)

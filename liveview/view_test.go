@@ -169,17 +169,57 @@ func TestTopRefusedCallers(t *testing.T) {
 	assert.Equal(t, int64(0), snap.ErrorBound)
 	assert.False(t, snap.ResetAllowed)
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "api", Caller: "198.51.100.9", Ref: refOf(t, crawler), Kind: "anon", Refusals: 7, First: start, Last: start.Add(2 * time.Second)},
-		{Scope: "api", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 3, First: start.Add(2 * time.Second), Last: start.Add(2 * time.Second)},
-	}, snap.Refused, "the two most refused, of three")
+		{Scope: "api", Caller: "198.51.100.9", Ref: refOf(t, crawler), Kind: "anon", Refusals: 7, First: start, Last: start.Add(2 * time.Second), Limit: "1/min", Until: start.Add(time.Minute)},
+		{Scope: "api", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 3, First: start.Add(2 * time.Second), Last: start.Add(2 * time.Second), Limit: "1/min", Until: start.Add(2*time.Second + time.Minute)},
+	}, snap.Refused, "the two most refused, of three; each with the limit that refused it last, until the end of the caller's window")
 
 	// A caller last refused 15 minutes ago is no longer listed.
 	s.clock.Advance(15 * time.Minute)
 	s.allow(t, "search", bob, 2) // 1 allowed in a new minute, 1 refused
 	snap = s.view.Snapshot()
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "search", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 2, First: start.Add(2 * time.Second), Last: s.clock.Now()},
+		{Scope: "search", Caller: "bob", Ref: refOf(t, bob), Kind: "user", Refusals: 2, First: start.Add(2 * time.Second), Last: s.clock.Now(), Limit: "1/min", Until: s.clock.Now().Add(time.Minute)},
 	}, snap.Refused)
+}
+
+// TestRefusedBy: a caller's row names the limit that refused its last
+// refusal and until when it refuses, on the page and in the JSON, in the
+// view clock's zone (UTC).
+func TestRefusedBy(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "2/min,3/hour"})
+	start := s.clock.Now()
+	ip := s.addr("203.0.113.7")
+	s.allow(t, "api", ip, 2+1) // the third refused by the minute's limit
+	r := s.view.Snapshot().Refused
+	require.Len(t, r, 1)
+	assert.Equal(t, "2/min", r[0].Limit)
+	assert.Equal(t, start.Add(time.Minute), r[0].Until)
+
+	// A minute on, one more is allowed and the next is refused by the
+	// hour's limit, which has no room left: the row names the last, until
+	// the time its decision says.
+	s.clock.Advance(time.Minute)
+	s.allow(t, "api", ip, 1)
+	d, err := s.lim.Allow(context.Background(), "api", ip)
+	require.NoError(t, err)
+	require.False(t, d.Allowed)
+	l, ok := d.Refusing()
+	require.True(t, ok)
+	require.Equal(t, core.Rate{Limit: 3, Period: time.Hour}, l.Rate)
+	until := s.clock.Now().Add(l.RetryAfter)
+	r = s.view.Snapshot().Refused
+	require.Len(t, r, 1)
+	assert.Equal(t, int64(2), r[0].Refusals)
+	assert.Equal(t, "3/hour", r[0].Limit)
+	assert.Equal(t, until, r[0].Until)
+	assert.Equal(t, time.UTC, r[0].Until.Location())
+
+	page := get(t, s.view, "/").Body.String()
+	assert.Contains(t, page, "<th>Refused by</th><th>Until</th>")
+	assert.Contains(t, page, "<td>3/hour</td><td>"+until.Format("2006-01-02 15:04:05")+" UTC</td>")
+	body := get(t, s.view, "/?format=json").Body.String()
+	assert.Contains(t, body, `"limit":"3/hour","until":"`+until.Format(time.RFC3339)+`"`)
 }
 
 func TestJSON(t *testing.T) {
@@ -259,8 +299,8 @@ func TestPeriods(t *testing.T) {
 	// error; b, last refused more than 15 minutes ago, is not listed; c
 	// was not kept.
 	assert.Equal(t, []liveview.Refused{
-		{Scope: "api", Caller: "192.0.2.1", Ref: refOf(t, a), Kind: "anon", Refusals: 8, First: start, Last: s.clock.Now()},
-		{Scope: "api", Caller: "192.0.2.4", Ref: refOf(t, d), Kind: "anon", Refusals: 2 + 2, Error: 1 + 2, First: s.clock.Now(), Last: s.clock.Now()},
+		{Scope: "api", Caller: "192.0.2.1", Ref: refOf(t, a), Kind: "anon", Refusals: 8, First: start, Last: s.clock.Now(), Limit: "1/hour", Until: start.Add(time.Hour)},
+		{Scope: "api", Caller: "192.0.2.4", Ref: refOf(t, d), Kind: "anon", Refusals: 2 + 2, Error: 1 + 2, First: s.clock.Now(), Last: s.clock.Now(), Limit: "1/hour", Until: s.clock.Now().Add(time.Hour)},
 	}, snap.Refused)
 
 	// A period on, the first is forgotten.
@@ -269,7 +309,7 @@ func TestPeriods(t *testing.T) {
 	snap = s.view.Snapshot()
 	assert.Equal(t, int64(4+2), snap.Refusals, "the second and third periods")
 	require.NotEmpty(t, snap.Refused)
-	assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.2", Ref: refOf(t, b), Kind: "anon", Refusals: 2 + 2, Error: 2, First: s.clock.Now(), Last: s.clock.Now()}, snap.Refused[0],
+	assert.Equal(t, liveview.Refused{Scope: "api", Caller: "192.0.2.2", Ref: refOf(t, b), Kind: "anon", Refusals: 2 + 2, Error: 2, First: s.clock.Now(), Last: s.clock.Now(), Limit: "1/hour", Until: start.Add(time.Hour)}, snap.Refused[0],
 		"b is not in the second period's full summary: it gets its smallest count, 2, as count and error")
 
 	// Thirty minutes without a refusal: nothing is left.

@@ -37,6 +37,14 @@
 // file or directory, relative to the page; a #fragment, on the page itself
 // or on another Markdown file, must name one of its headings, under GitHub's
 // rules for anchors (see [Anchor]).
+//
+// # Tables
+//
+// No row of a pipe table repeats an earlier row of the same table, nor
+// its first cell when that cell is a code span, the name of the row's
+// subject ([CheckTables]). The table of a config struct has one row per
+// field and none else ([CheckFieldTable], with [Fields] read from the
+// source).
 package doccheck
 
 import (

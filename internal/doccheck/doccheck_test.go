@@ -60,8 +60,130 @@ func TestDocs(t *testing.T) {
 		for _, p := range doccheck.CheckLinks(root, file, page, readPage(root)) {
 			t.Error(p)
 		}
+		for _, p := range doccheck.CheckTables(file, page) {
+			t.Error(p)
+		}
 	}
 	assert.Positive(t, snippets, "no Go snippet found: is the parser broken?")
+}
+
+// TestConfigTables checks that the reference's table of each config
+// struct has one row per field: a field added to the struct needs its row,
+// and a row cannot be written twice.
+func TestConfigTables(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	page, err := readPage(root)("docs/reference.md")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, dir, heading string
+	}{
+		{name: "core.Config", dir: "core", heading: "core.Config"},
+		{name: "liveview.Config", dir: "liveview", heading: "The live view"},
+		{name: "memstore.Config", dir: "core/memstore", heading: "memstore.Config"},
+		{name: "redisstore.Config", dir: "core/redisstore", heading: "redisstore.Config"},
+		{name: "ginlimit.Config", dir: "ginlimit", heading: "ginlimit.Config and echolimit.Config"},
+		{name: "echolimit.Config", dir: "echolimit", heading: "ginlimit.Config and echolimit.Config"},
+		{name: "echo5limit.Config", dir: "echo5limit", heading: "ginlimit.Config and echolimit.Config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fields, err := doccheck.Fields(filepath.Join(root, tc.dir), "Config")
+			require.NoError(t, err)
+			require.NotEmpty(t, fields)
+			for _, p := range doccheck.CheckFieldTable("docs/reference.md", page, tc.heading, fields) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestScopeFields checks that the reference's paragraph on core.Scope
+// names every field of core.Scope once, as a code span.
+func TestScopeFields(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	page, err := readPage(root)("docs/reference.md")
+	require.NoError(t, err)
+	var para []string
+	for _, l := range page.Prose {
+		if strings.HasPrefix(l, "`core.Scope` has the fields") || len(para) > 0 && l != "" {
+			para = append(para, l)
+		} else if len(para) > 0 {
+			break
+		}
+	}
+	require.NotEmpty(t, para, "no paragraph starting with `core.Scope` has the fields")
+	text := strings.Join(para, " ")
+	fields, err := doccheck.Fields(filepath.Join(root, "core"), "Scope")
+	require.NoError(t, err)
+	require.NotEmpty(t, fields)
+	for _, f := range fields {
+		assert.Equal(t, 1, strings.Count(text, "`"+f+"`"), "the paragraph names %s once: %s", f, text)
+	}
+}
+
+func TestTables(t *testing.T) {
+	t.Parallel()
+	page := doccheck.Parse(strings.Join([]string{
+		"## core.Config",                        // 1
+		"",                                      // 2
+		"| Setting | Type | What |",             // 3
+		"| --- | --- | --- |",                   // 4
+		"| `Store` | `core.Store` | required |", // 5
+		"| `Observe` | `func(a \\| b)` | a `x | y` code span |", // 6
+		"| `Observe` | `func()` | again |",                      // 7
+		"## Other",                                              // 8
+		"| Setting | What |",                                    // 9
+		"|:--|--:|",                                             // 10
+		"| `Store` | another table |",                           // 11
+		"| `Extra` | no field |",                                // 12
+		"| unset | a key of two columns |",                      // 13
+		"| unset | may repeat |",                                // 14
+		"| plain | twice |",                                     // 15
+		"| plain | twice |",                                     // 16
+	}, "\n"))
+	tables := doccheck.Tables(page)
+	require.Len(t, tables, 2)
+	assert.Equal(t, "core.Config", tables[0].Heading)
+	assert.Equal(t, 3, tables[0].Line)
+	assert.Equal(t, []string{"Setting", "Type", "What"}, tables[0].Header)
+	require.Len(t, tables[0].Rows, 3)
+	assert.Equal(t, doccheck.Row{Line: 6, Cells: []string{"`Observe`", "`func(a \\| b)`", "a `x | y` code span"}}, tables[0].Rows[1])
+	assert.Equal(t, "Other", tables[1].Heading)
+	assert.Len(t, tables[1].Rows, 6)
+
+	var got []string
+	for _, p := range doccheck.CheckTables("docs/reference.md", page) {
+		got = append(got, p.String())
+	}
+	assert.Equal(t, []string{
+		"docs/reference.md:7: table row `Observe` repeats the first cell of line 6",
+		"docs/reference.md:16: table row repeats line 15",
+	}, got, "the rows of another table may repeat a name, and a first cell of plain text may repeat")
+
+	got = nil
+	for _, p := range doccheck.CheckFieldTable("docs/reference.md", page, "core.Config", []string{"Store", "Observe", "Now"}) {
+		got = append(got, p.String())
+	}
+	assert.Equal(t, []string{
+		`docs/reference.md:7: table under "core.Config": a second row for Observe`,
+		`docs/reference.md:3: table under "core.Config": no row for the field Now`,
+	}, got)
+	got = nil
+	for _, p := range doccheck.CheckFieldTable("docs/reference.md", page, "Other", []string{"Store", "Extra", "unset", "plain"}) {
+		got = append(got, p.String())
+	}
+	assert.Equal(t, []string{
+		`docs/reference.md:14: table under "Other": a second row for unset`,
+		`docs/reference.md:16: table under "Other": a second row for plain`,
+	}, got)
+	got = nil
+	for _, p := range doccheck.CheckFieldTable("docs/reference.md", page, "Other", []string{"Store", "unset", "plain"}) {
+		got = append(got, p.String())
+	}
+	assert.Contains(t, got, `docs/reference.md:12: table under "Other": a row for Extra, which is no field`)
+	assert.NotEmpty(t, doccheck.CheckFieldTable("docs/reference.md", page, "Missing", nil))
 }
 
 func TestParse(t *testing.T) {
