@@ -201,10 +201,10 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 			}
 			split(g.cmd, g.calls)
 		}
-		node.answered(live)
+		node.answered(live, sent)
 		done <- trips
 	})
-	trips, ok := await(context.Background(), done, sent, timeout)
+	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
 		return trips, len(groups), !anyAnswered(live)
 	}
@@ -422,13 +422,25 @@ func ceiling(timeout time.Duration) time.Duration {
 // which fails that round trip's decisions alone.
 type liveness struct {
 	last atomic.Int64 // time.Time.UnixNano of the last answer
+	// lastSent is when the round trip of the last answer was sent: an
+	// answer to a round trip sent no later than another's says that one
+	// may be queued behind it at Redis; an answer to a later one, that it
+	// has been overtaken.
+	lastSent atomic.Int64
 }
 
-// answered notes an answer if Redis answered a call of live.
-func (l *liveness) answered(live []*call) {
+// answered notes an answer if Redis answered a call of live, a round trip
+// sent at sent.
+func (l *liveness) answered(live []*call, sent time.Time) {
 	if anyAnswered(live) {
-		l.last.Store(time.Now().UnixNano())
+		l.note(sent)
 	}
+}
+
+// note notes an answer, now, to a round trip sent at sent.
+func (l *liveness) note(sent time.Time) {
+	l.lastSent.Store(sent.UnixNano())
+	l.last.Store(time.Now().UnixNano())
 }
 
 // silentSince reports whether the node has answered nothing since sent.
@@ -440,15 +452,17 @@ func (l *liveness) silentSince(sent time.Time) bool {
 // for ctx to end, or until Redis has had timeout to answer it. It reports
 // false when it stopped waiting without an answer.
 //
-// The wait is per round trip: another round trip that the node answers
-// meanwhile does not lengthen it, so that a connection that went silent
-// costs its decisions timeout, not the socket's read timeout. Timeout is
+// A node that answers the round trips sent before this one is busy, and
+// this one waits its turn: due moves to timeout after each such answer.
+// An answer to a round trip sent after this one moves due once, so that a
+// connection that went silent costs its decisions about timeout, not the
+// socket's read timeout. Timeout is
 // counted on Redis's side rather than on the progress of our own
 // goroutines (ADR 0041): an answer that Redis sent in time is read by a
 // goroutine woken by the network, which waits for a CPU as long as the
 // process lags behind. lag is the worst lag (see lag) the process showed
-// at the checks of this wait, one when the timer fires at due (timeout
-// after sent) and one every timeout/4 after; a check that measures under
+// at the checks of this wait, one when the timer fires at due and one
+// every timeout/4 after; a check that measures under
 // timeout/8 without a run-queue backlog finds the process on time. await
 // gives up at the first check that finds the process on time at or after
 // due + 2 x lag (it caught up, and the answer is still missing); at a
@@ -457,10 +471,11 @@ func (l *liveness) silentSince(sent time.Time) bool {
 // floor: the lag it measures may be short of the reader's); and at ceiling
 // whatever happens. A process that is not slowed thus gives up at about
 // timeout.
-func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration) (T, bool) {
+func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout time.Duration, node *liveness) (T, bool) {
 	limit := sent.Add(ceiling(timeout))
 	var zero T
 	due := sent.Add(timeout)
+	overtaken := false
 	fires := due // when the timer is set to fire
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -482,6 +497,18 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		default:
 		}
 		now := time.Now()
+		// A node that keeps answering the round trips sent before this
+		// one is busy, not gone: this one may wait its turn, timeout after
+		// each such answer. Once a round trip sent later is answered, this
+		// one has been overtaken (its connection went silent, say): it
+		// gets timeout after that answer, once, and no more.
+		if last := time.Unix(0, node.last.Load()); last.After(sent) && last.Add(timeout).After(due) {
+			if !time.Unix(0, node.lastSent.Load()).After(sent) {
+				due = last.Add(timeout)
+			} else if !overtaken {
+				overtaken, due = true, last.Add(timeout)
+			}
+		}
 		lagging := behind > timeout/8 || backlog
 		if lagging {
 			worst = max(worst, behind, timeout/8)
@@ -496,8 +523,8 @@ func await[T any](ctx context.Context, done <-chan T, sent time.Time, timeout ti
 		if !end.After(now) || !now.Before(limit) {
 			return zero, false
 		}
-		// We lag: wait on, and look again soon, as the lag changes when
-		// the process catches up.
+		// The node answered since, or we lag: wait on, and look again
+		// soon, as the lag changes when the process catches up.
 		fires = now.Add(timeout / 4)
 		if end.Before(fires) {
 			fires = end

@@ -291,11 +291,11 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 			cmd = process(runCtx, n.fallback, c.args[:c.n], c.lua)
 		}
 		if replied(cmd.Err()) {
-			n.liveness.last.Store(time.Now().UnixNano())
+			n.liveness.note(sent)
 		}
 		done <- cmd
 	}()
-	cmd, ok := await(ctx, done, sent, n.timeout)
+	cmd, ok := await(ctx, done, sent, n.timeout, &n.liveness)
 	switch {
 	case ok:
 		split(cmd, []*call{c})
