@@ -34,20 +34,23 @@ func TestRPCParity(t *testing.T) {
 		body              string
 	}
 	steps := []step{
-		// A heavy call adds 3000/32 = 93: warned at the third (281 >= 200,
-		// then 2000/32 = 62 for the warning, once a second), still served
-		// at 438, dropped at the sixth (before: 438 >= 400).
+		// A heavy call adds 3000/32 = 93: warned at the third (281 >=
+		// 200), not again within that second (the load warning is not on
+		// every response), warned again a second later, and dropped once
+		// its balance is at the drop threshold before a call (the eighth).
 		{xff: "192.0.2.1", method: "path_find", status: 200, body: ok},
 		{xff: "198.51.100.1, 192.0.2.1", method: "ripple_path_find", status: 200, body: ok},
 		{xff: "198.51.100.2, 192.0.2.1", method: "path_find", status: 200, body: warned},
-		{xff: "192.0.2.1", method: "ping", status: 200, body: warned},
-		{xff: "192.0.2.1", method: "path_find", status: 200, body: warned},
+		{xff: "192.0.2.1", method: "ping", status: 200, body: ok},
+		{xff: "192.0.2.1", method: "ping", advance: time.Second, status: 200, body: warned},
+		{xff: "192.0.2.1", method: "path_find", status: 200, body: ok},
+		{xff: "192.0.2.1", method: "path_find", status: 200, body: ok},
 		{xff: "192.0.2.1", method: "ledger", status: 503, body: overloaded},
 		{xff: "192.0.2.2", method: "account_tx", status: 200, body: ok},
 		{xff: "192.0.2.1", user: "alice", method: "path_find", status: 200, body: ok},
 		{xff: "192.0.2.1", user: "root", method: "path_find", status: 200, body: ok},
 		{xff: "192.0.2.1", method: "nonsense", status: 503, body: overloaded},
-		// Silent for 40 s: 625 decays to 175, below both thresholds.
+		// Silent for 40 s: the balance decays below both thresholds.
 		{xff: "192.0.2.1", method: "ping", advance: 40 * time.Second, status: 200, body: ok},
 	}
 	for i := 0; i < 20; i++ {
