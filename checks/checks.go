@@ -53,7 +53,7 @@
 //
 // A store takes part in W602 and W603 by having the methods Shared() bool
 // and Ping(context.Context) error, and reports problems of its own by
-// implementing [core.StoreChecker].
+// having the method CheckStore(context.Context) []core.StoreProblem.
 package checks
 
 import (
@@ -255,7 +255,7 @@ func splitJoined(err error) []error {
 // processes, W603 if its store cannot be reached within two seconds (or
 // before ctx ends, or the store's own bound: the Redis store's Ping), W610
 // for shadow mode, W611 for trusted proxies that are unused, and the
-// warnings of a store that checks itself ([core.StoreChecker]): W604 to
+// warnings of a store that checks itself ([core.StoreProblem]): W604 to
 // W607 for the Redis store. A store that cannot be reached is asked for its
 // warnings with a context that has ended, so that Run does not wait for it
 // twice.

@@ -1,12 +1,13 @@
 package core
 
-import "context"
-
 // A StoreProblem is a problem a [Store] finds in its own deployment at
 // startup, which no request would reveal until the limits fail: a Redis
 // that may evict the counts, a client whose timeouts let a decision hang.
-// Package checks reports it with its ID, Text and Hint, like its own
-// messages.
+// A store reports its problems by having the method
+// CheckStore(context.Context) []StoreProblem, which package checks calls
+// once at startup and reports with their ID, Text and Hint, like its own
+// messages: nil when nothing is wrong, leaving out what it cannot find out,
+// and returning by the time the context ends.
 type StoreProblem struct {
 	// ID identifies the warning, such as "ratescope.W604"; it does not
 	// change between releases.
@@ -15,13 +16,4 @@ type StoreProblem struct {
 	Text string
 	// Hint says what to do about it.
 	Hint string
-}
-
-// A StoreChecker is a [Store] that can check its own deployment. It is
-// optional: package checks calls CheckStore once at startup for a store that
-// has it. CheckStore returns nil when it finds nothing wrong, and leaves out
-// what it cannot find out (a server that refuses to show its settings); it
-// returns by the time ctx ends.
-type StoreChecker interface {
-	CheckStore(ctx context.Context) []StoreProblem
 }

@@ -37,7 +37,8 @@ const (
 // checkTimeout bounds CheckStore when ctx has no earlier deadline.
 const checkTimeout = 2 * time.Second
 
-// CheckStore implements [core.StoreChecker]: it reads the settings of every
+// CheckStore is what package checks asks a store at startup (see
+// [core.StoreProblem]): it reads the settings of every
 // Redis master (CONFIG GET) and of the client, and warns about those that
 // let a caller escape its count:
 //

@@ -84,3 +84,9 @@ func TestCheckStoreFullCoverage(t *testing.T) {
 	assert.Contains(t, ws[0].Text, cl.Addrs[1])
 	assert.NotContains(t, ws[0].Text, cl.Addrs[0], "only the master that requires it")
 }
+
+// The Redis store takes part in the startup checks (package checks asks a
+// store with this method for its problems).
+var _ interface {
+	CheckStore(context.Context) []core.StoreProblem
+} = (*redisstore.Store)(nil)
