@@ -77,5 +77,5 @@ func TestAwaitOvertaken(t *testing.T) {
 	took := time.Since(sent)
 	t.Logf("overtaken, Timeout %s: await gave up after %s", timeout, took)
 	assert.False(t, ok)
-	assert.Less(t, took, ceiling(timeout), "the answers to later round trips did not hold it")
+	assert.Less(t, took, time.Second, "the answers to later round trips did not hold it: about timeout after the first")
 }

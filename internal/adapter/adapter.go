@@ -78,10 +78,10 @@ type Middleware[C any] struct {
 
 // New returns the Middleware of cfg, or the error of [Config.Validate].
 func New[C any](cfg Config[C]) (*Middleware[C], error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+	if cfg.Limiter == nil {
+		return nil, cfg.Validate()
 	}
-	g, err := core.NewGuard(cfg.guard())
+	g, err := core.NewGuard(cfg.guard()) // validates, as Validate does
 	if err != nil {
 		return nil, cfg.wrap(err)
 	}
