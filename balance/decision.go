@@ -23,7 +23,7 @@ type Decision struct {
 	// Load reports that the caller is warned: at or above the warning
 	// threshold, and not warned in the last Policy.WarnEvery (so at most
 	// once a second by default, not on every reply). Add "warning":"load"
-	// to the reply ([core.WarnJSON]).
+	// to the reply ([WarnJSON]).
 	Load bool
 	// Checked reports whether the store checked the request against the
 	// balance, as [core.Decision.Checked] does: true when it was served or
@@ -51,26 +51,26 @@ type Decision struct {
 	StoreErr error
 }
 
-// SetHeaders writes "Ratescope-Warning: load" ([core.HeaderWarning]) to h
+// SetHeaders writes "Ratescope-Warning: load" (["Ratescope-Warning"]) to h
 // when the caller is warned (Load), Retry-After (whole
 // seconds, rounded up) when the scope failed closed, and nothing
 // otherwise. The warning is on a served request only, so that with the
 // limiter's Config.Headers at [core.HeadersRefused] or [core.HeadersNone]
-// it writes nothing (the reply's "warning":"load", [core.WarnJSON],
+// it writes nothing (the reply's "warning":"load", [WarnJSON],
 // stays); Retry-After is written whatever it says.
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.Load && d.headers == core.HeadersAll {
-		h[core.HeaderWarning] = []string{core.LoadWarning}
+		h["Ratescope-Warning"] = []string{"load"}
 	}
 	if d.Outcome == core.OutcomeFailedClosed {
 		secs := int64((d.RetryAfter() + time.Second - 1) / time.Second)
-		h[core.HeaderRetryAfter] = []string{strconv.FormatInt(max(secs, 1), 10)}
+		h["Retry-After"] = []string{strconv.FormatInt(max(secs, 1), 10)}
 	}
 }
 
 // RetryAfter returns, when the scope failed closed
 // ([core.OutcomeFailedClosed]), how long the store's error says it will
-// fail ([core.RetryAfterError]), or [core.DefaultStoreRetryAfter]; 0
+// fail ([core.RetryAfterError]), or [time.Second]; 0
 // otherwise. It is read from StoreErr, so that a decision carries no field
 // for it.
 func (d *Decision) RetryAfter() time.Duration {
@@ -81,7 +81,7 @@ func (d *Decision) RetryAfter() time.Duration {
 	if errors.As(d.StoreErr, &ra) && ra.RetryAfter() > 0 {
 		return ra.RetryAfter()
 	}
-	return core.DefaultStoreRetryAfter
+	return time.Second
 }
 
 // WriteOverloaded answers a refused JSON-RPC request as the XRP Ledger

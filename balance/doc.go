@@ -10,7 +10,7 @@
 // second settles near a balance of R. At the warning threshold the caller
 // is told "load", at most once a second ([Decision.Load]:
 // "Ratescope-Warning: load" and "warning":"load" in the reply,
-// [core.WarnJSON]); at the drop threshold it is refused, and each refusal
+// [WarnJSON]); at the drop threshold it is refused, and each refusal
 // costs more, so that a caller who keeps trying stays out until it slows
 // down, while one who retries once a second gets back in. The drop is
 // logged once, when the caller becomes dropped (rippled logs every
@@ -31,7 +31,7 @@
 //		balance.WriteOverloaded(w) // 503 "Server is overloaded"
 //		return
 //	}
-//	// ... reply with core.WarnJSON(d.Load, result) ...
+//	// ... reply with WarnJSON(d.Load, result) ...
 //
 // The same lines work in a Gin or Echo handler, on its response writer.
 // Package wslimit does it for a WebSocket API, closing a dropped caller's

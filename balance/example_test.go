@@ -54,13 +54,13 @@ func Example() {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"result": core.WarnJSON(d.Load, map[string]string{"status": "success"})})
+		_ = json.NewEncoder(w).Encode(map[string]any{"result": balance.WarnJSON(d.Load, map[string]string{"status": "success"})})
 	}
 
 	for range 3 {
 		w := httptest.NewRecorder()
 		rpc(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader(`{"method":"path_find"}`)))
-		fmt.Println(w.Code, w.Header().Get(core.HeaderWarning), strings.TrimSpace(w.Body.String()))
+		fmt.Println(w.Code, w.Header().Get("Ratescope-Warning"), strings.TrimSpace(w.Body.String()))
 	}
 	// Output:
 	// 200  {"result":{"status":"success"}}

@@ -280,7 +280,7 @@ func TestExemptByTheLimiter(t *testing.T) {
 	var outcomes []core.Outcome
 	g := newGuard(t, core.Config{
 		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")},
-		ExemptUsers:    core.UserIDs{"monitor"},
+		ExemptUsers:    []string{"monitor"},
 		Observe:        func(_ context.Context, e core.Event) { outcomes = append(outcomes, e.Outcome) },
 	}, balance.Config{Scope: "ws"})
 	for _, caller := range []core.Caller{anonCaller("198.51.100.7"), core.UserCaller("monitor")} {
@@ -347,7 +347,7 @@ func TestFailClosed(t *testing.T) {
 		want time.Duration
 	}{
 		{name: "breaker open", err: breakerOpen{wait: 2 * time.Second}, want: 2 * time.Second},
-		{name: "unknown", err: errDown, want: core.DefaultStoreRetryAfter},
+		{name: "unknown", err: errDown, want: time.Second},
 	} {
 		store := failingStore{err: tc.err}
 		lim, err := core.New(core.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -438,7 +438,7 @@ func TestHeaderModes(t *testing.T) {
 			require.True(t, d.Allowed)
 			require.True(t, d.Load)
 			if tc.warning {
-				assert.Equal(t, core.LoadWarning, h.Get(core.HeaderWarning))
+				assert.Equal(t, "load", h.Get("Ratescope-Warning"))
 			} else {
 				assert.Empty(t, h)
 			}

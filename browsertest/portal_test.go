@@ -22,7 +22,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
-	"github.com/ratescope/ratescope/core"
 )
 
 // frameworks are the portal's -framework values (portal.Frameworks, which
@@ -382,9 +381,9 @@ func assertAPIUntouched(t *testing.T, url string) {
 		}
 		return out
 	}
-	quota := parse(resp.Header.Get(core.HeaderPolicy))
-	remaining := parse(resp.Header.Get(core.HeaderRateLimit))
-	require.Len(t, quota, 2, "RateLimit-Policy %q", resp.Header.Get(core.HeaderPolicy))
+	quota := parse(resp.Header.Get("Ratelimit-Policy"))
+	remaining := parse(resp.Header.Get("Ratelimit"))
+	require.Len(t, quota, 2, "RateLimit-Policy %q", resp.Header.Get("Ratelimit-Policy"))
 	for name, q := range quota {
 		require.True(t, strings.HasPrefix(name, "api.anon."), name)
 		assert.Equal(t, q-1, remaining[name], "remaining of %s after the API's first request", name)

@@ -114,8 +114,7 @@ func (m Message) String() string {
 }
 
 // Ids of the warnings of this package. The E ids, of the errors, are
-// package core's ([core.IDInvalidRate] to [core.IDInvalidProxies], the ids
-// of [core.ConfigError]); those of a store's own warnings are its package's
+// those of [core.ConfigError] (ratescope.E001 to E005); those of a store's own warnings are its package's
 // (redisstore.IDEvictsCounts and the like). Each id keeps its meaning
 // between releases.
 const (
@@ -130,11 +129,11 @@ const (
 
 // configHints are the hints of the E ids.
 var configHints = map[string]string{
-	core.IDInvalidRate:    "Rates are written N/PERIOD (60/min, 1000/day, 100/15m) and keyed SCOPE.anon or SCOPE.user.",
-	core.IDNoStore:        "Set Config.Store: memstore.New for one process, the Redis store for several.",
-	core.IDOutOfRange:     "Leave the setting zero for its default, or give a value in the range the text says.",
-	core.IDInvalidScope:   "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once; ShadowScopes names known scopes.",
-	core.IDInvalidProxies: "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
+	"ratescope.E001": "Rates are written N/PERIOD (60/min, 1000/day, 100/15m) and keyed SCOPE.anon or SCOPE.user.",
+	"ratescope.E002": "Set Config.Store: memstore.New for one process, the Redis store for several.",
+	"ratescope.E003": "Leave the setting zero for its default, or give a value in the range the text says.",
+	"ratescope.E004": "Scope names are lower-case letters, digits, '.', '_' and '-'; each is defined once.",
+	"ratescope.E005": "Give networks as netip.Prefix values, or parse them with core.ParseNetworks (\"10.0.0.0/8,192.0.2.7\").",
 }
 
 // hintProxies explains both ways a wrong proxy count defeats the limits.
@@ -151,7 +150,7 @@ func RunConfig(cfg core.Config) []Message {
 	var msgs []Message
 	if err := cfg.Validate(); err != nil {
 		for _, e := range splitJoined(err) {
-			id, text := core.IDInvalidRate, e.Error()
+			id, text := "ratescope.E001", e.Error()
 			var ce *core.ConfigError
 			if errors.As(e, &ce) {
 				id, text = ce.ID, ce.Err.Error()
@@ -185,28 +184,21 @@ func configMessages(cfg core.Config) []Message {
 		msgs = append(msgs, m)
 	}
 	var shadow []string
-	if !cfg.Shadow {
-		for _, s := range cfg.Scopes {
-			if s.Shadow {
-				shadow = append(shadow, s.Name)
-			}
-		}
-		for _, name := range cfg.ShadowScopes {
-			if !slices.Contains(shadow, name) {
-				shadow = append(shadow, name)
-			}
+	for _, s := range cfg.Scopes {
+		if s.Shadow {
+			shadow = append(shadow, s.Name)
 		}
 	}
-	if cfg.Shadow || len(shadow) > 0 {
-		what := "the whole limiter is"
-		if !cfg.Shadow {
+	if len(shadow) > 0 {
+		what := "scope " + shadow[0] + " is"
+		if len(shadow) > 1 {
 			what = "scopes " + strings.Join(shadow, ", ") + " are"
 		}
 		msgs = append(msgs, Message{
 			ID:    IDShadowMode,
 			Level: Warning,
 			Text:  what + " in shadow mode: callers over a limit are counted and logged but served.",
-			Hint:  "Fine while rolling a limit out: watch the shadow outcomes, then set Shadow false to enforce it.",
+			Hint:  "Fine while rolling a limit out: watch the shadow outcomes, then set the scope's Shadow false to enforce it.",
 		})
 	}
 	return msgs

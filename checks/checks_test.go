@@ -191,7 +191,7 @@ func TestOptions(t *testing.T) {
 func TestConfigErrorIDs(t *testing.T) {
 	t.Parallel()
 	cfg := core.Config{
-		IPv6Bits: 200, ShadowScopes: []string{"nope"}, NumProxies: core.Proxies(0),
+		IPv6Bits: 200, Scopes: []core.Scope{{Name: "Nope", Shadow: true}}, NumProxies: core.Proxies(0),
 		ExemptNetworks: core.Networks{netip.Prefix{}},
 	}
 	msgs := checks.RunConfig(cfg)
@@ -224,8 +224,8 @@ func TestShadowAndTrustedProxies(t *testing.T) {
 		{name: "exempt network holding the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.1.0.0/16")}}, want: []string{"ratescope.W613"}, text: "10.1.0.0/16 and 10.0.0.0/8"},
 		{name: "exempt network inside the proxies' network", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/24")}, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, want: []string{"ratescope.W613"}, text: "10.0.0.0/8 and 10.0.0.0/24"},
 		{name: "exempt network apart from the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}}, want: nil},
-		{name: "shadow", cfg: core.Config{NumProxies: core.Proxies(0), Shadow: true}, want: []string{"ratescope.W610"}, text: "the whole limiter"},
-		{name: "shadow scopes", cfg: core.Config{NumProxies: core.Proxies(0), ShadowScopes: []string{"api"}}, want: []string{"ratescope.W610"}, text: "scopes api are"},
+		{name: "shadow", cfg: core.Config{NumProxies: core.Proxies(0), Scopes: shadow("api")}, want: []string{"ratescope.W610"}, text: "scope api is"},
+		{name: "shadow scopes", cfg: core.Config{NumProxies: core.Proxies(0), Scopes: shadow("api", "export")}, want: []string{"ratescope.W610"}, text: "scopes api, export are"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -342,4 +342,13 @@ func TestRedisUnreachableAtStartup(t *testing.T) {
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
 	// The client dials again for longer than the store waits for a PING.
 	assert.Contains(t, msgs[0].Text, "redisstore: ping: no answer within 200ms")
+}
+
+// shadow returns scopes of the given names, each in shadow mode.
+func shadow(names ...string) []core.Scope {
+	var out []core.Scope
+	for _, n := range names {
+		out = append(out, core.Scope{Name: n, Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true})
+	}
+	return out
 }

@@ -69,7 +69,7 @@ func TestNoAllocationForTheHookWhenUnset(t *testing.T) {
 
 func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	ctx := context.Background()
-	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
+	lim := newLimiter(t, core.Config{ExemptUsers: []string{"monitor"}})
 	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	h := http.Header{}

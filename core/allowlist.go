@@ -1,84 +1,25 @@
 package core
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
 	"slices"
-	"strings"
 )
 
 // This file holds the allowlists: Config.ExemptNetworks and
 // Config.ExemptUsers.
 
-// UserIDs is a list of user ids, such as [Config.ExemptUsers]. Its text form
-// is comma-separated ids ("alice, monitor"), spaces around each trimmed; an
-// id is not empty and does not start with a NUL byte. A []string converts
-// to it.
-type UserIDs []string
-
-// ParseUserIDs reads comma-separated user ids, skipping empty parts. The
-// error names each bad part.
-func ParseUserIDs(s string) (UserIDs, error) {
-	var out UserIDs
-	for part := range strings.SplitSeq(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out, out.validate()
-}
-
-// validate reports ids that no caller of [Limiter.Caller] can have.
-func (u UserIDs) validate() error {
+// validateUsers reports ids that no caller of [Limiter.Caller] can have.
+func validateUsers(ids []string) error {
 	var errs []error
-	for i, id := range u {
+	for i, id := range ids {
 		if id == "" || id[0] == 0 {
 			errs = append(errs, fmt.Errorf("ExemptUsers[%d] %q: want a user id, not empty and not starting with a NUL byte", i, id))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// String returns the ids comma-separated, in the form ParseUserIDs reads.
-func (u UserIDs) String() string { return strings.Join(u, ",") }
-
-// Set replaces the list with the one [ParseUserIDs] reads, for the flag
-// package.
-func (u *UserIDs) Set(s string) error {
-	v, err := ParseUserIDs(s)
-	if err != nil {
-		return err
-	}
-	*u = v
-	return nil
-}
-
-// MarshalText returns [UserIDs.String].
-func (u UserIDs) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
-
-// UnmarshalText is [UserIDs.Set].
-func (u *UserIDs) UnmarshalText(text []byte) error { return u.Set(string(text)) }
-
-// UnmarshalJSON reads a string in the form of ParseUserIDs, or an array of
-// ids.
-func (u *UserIDs) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		return u.Set(s)
-	}
-	var ids []string
-	if err := json.Unmarshal(b, &ids); err != nil {
-		return fmt.Errorf("user ids: want a string or an array of strings: %w", err)
-	}
-	v := UserIDs(ids)
-	if err := v.validate(); err != nil {
-		return err
-	}
-	*u = v
-	return nil
 }
 
 // exemptions are the allowlists of a Limiter, built once by [New]; a

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -61,7 +60,7 @@ func TestExemptNetworksAndUsers(t *testing.T) {
 				Rates:          map[string]string{"api.anon": "1/min,10/day", "api.user": "1/min,10/day"},
 				NumProxies:     core.Proxies(1),
 				ExemptNetworks: office,
-				ExemptUsers:    core.UserIDs{"monitor"},
+				ExemptUsers:    []string{"monitor"},
 				Observe:        obs.observe,
 			})
 			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
@@ -129,54 +128,31 @@ func TestExemptAnonymousCallerBuiltByHand(t *testing.T) {
 
 func TestExemptCallerUnchangedWithoutNetworks(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, core.Config{ExemptUsers: core.UserIDs{"monitor"}})
+	lim := newLimiter(t, core.Config{ExemptUsers: []string{"monitor"}})
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	assert.Equal(t, core.UserCaller("alice"), lim.Caller(r, core.UserCaller("alice")), "no exempt networks: a caller compares as before")
 }
 
 func TestExemptConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := core.New(core.Config{Store: failingStore{}, ExemptNetworks: core.Networks{{}}, ExemptUsers: core.UserIDs{"", "\x00key:x"}})
+	_, err := core.New(core.Config{Store: failingStore{}, ExemptNetworks: core.Networks{{}}, ExemptUsers: []string{"", "\x00key:x"}})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "ratescope.E005: ExemptNetworks[0]: not a valid network")
 	assert.ErrorContains(t, err, `ExemptUsers[0] ""`)
 	assert.ErrorContains(t, err, `ExemptUsers[1] "\x00key:x"`)
 }
 
-func TestUserIDsText(t *testing.T) {
-	t.Parallel()
-	var u core.UserIDs
-	require.NoError(t, u.Set(" alice, monitor ,,"))
-	assert.Equal(t, core.UserIDs{"alice", "monitor"}, u)
-	assert.Equal(t, "alice,monitor", u.String())
-	text, err := u.MarshalText()
-	require.NoError(t, err)
-	var back core.UserIDs
-	require.NoError(t, back.UnmarshalText(text))
-	assert.Equal(t, u, back)
-
-	var cfg struct{ Users core.UserIDs }
-	require.NoError(t, json.Unmarshal([]byte(`{"Users": ["a", "b"]}`), &cfg))
-	assert.Equal(t, core.UserIDs{"a", "b"}, cfg.Users)
-	require.NoError(t, json.Unmarshal([]byte(`{"Users": "c,d"}`), &cfg))
-	assert.Equal(t, core.UserIDs{"c", "d"}, cfg.Users)
-	assert.Error(t, json.Unmarshal([]byte(`{"Users": [""]}`), &cfg))
-	assert.Error(t, json.Unmarshal([]byte(`{"Users": 3}`), &cfg))
-}
-
 func TestAllowlistConfigIsACopy(t *testing.T) {
 	t.Parallel()
 	nets := core.Networks{netip.MustParsePrefix("198.51.100.0/24")}
-	users := core.UserIDs{"monitor"}
-	closed := []string{"api"}
-	lim := newLimiter(t, core.Config{ExemptNetworks: nets, ExemptUsers: users, FailClosedScopes: closed})
-	nets[0], users[0], closed[0] = netip.MustParsePrefix("192.0.2.0/24"), "alice", "other"
+	users := []string{"monitor"}
+	lim := newLimiter(t, core.Config{ExemptNetworks: nets, ExemptUsers: users})
+	nets[0], users[0] = netip.MustParsePrefix("192.0.2.0/24"), "alice"
 	got := lim.Config()
 	assert.Equal(t, core.Networks{netip.MustParsePrefix("198.51.100.0/24")}, got.ExemptNetworks)
-	assert.Equal(t, core.UserIDs{"monitor"}, got.ExemptUsers)
-	assert.Equal(t, []string{"api"}, got.FailClosedScopes)
+	assert.Equal(t, []string{"monitor"}, got.ExemptUsers)
 	got.ExemptUsers[0] = "bob"
-	assert.Equal(t, core.UserIDs{"monitor"}, lim.Config().ExemptUsers, "Config returns a copy")
+	assert.Equal(t, []string{"monitor"}, lim.Config().ExemptUsers, "Config returns a copy")
 	d, err := lim.Allow(context.Background(), "api", core.UserCaller("monitor"))
 	require.NoError(t, err)
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)

@@ -15,7 +15,7 @@ import "net/http"
 // headers on a cross-origin answer. It returns a new slice on each call.
 func ExposedHeaders() []string {
 	return []string{
-		"RateLimit", "RateLimit-Policy", "Retry-After", HeaderWarning,
+		"RateLimit", "RateLimit-Policy", "Retry-After", headerWarning,
 		"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
 	}
 }

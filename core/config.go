@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 )
 
@@ -29,9 +28,8 @@ type Config struct {
 	// SCOPE.user@PLAN ("api.user@gold") sets the rates of a plan of
 	// signed-in callers ([Scope.Plans], [Call.Plan]), over the
 	// periods of SCOPE.user; plans are for signed-in callers only, so
-	// SCOPE.anon@PLAN is an error. A [RateTable] converts to it, to read
-	// the rates from text.
-	Rates map[string]string
+	// SCOPE.anon@PLAN is an error. Its text form is [RateTable]'s.
+	Rates RateTable
 
 	// NumProxies is how many reverse proxies stand in front of the
 	// application: the caller's address is the entry of X-Forwarded-For
@@ -49,21 +47,6 @@ type Config struct {
 	// Default: none, X-Forwarded-For is read as NumProxies says. Its text
 	// form is comma-separated CIDRs ([Networks]).
 	TrustedProxies Networks
-
-	// Shadow puts the whole limiter in shadow mode: every decision is
-	// counted, observed and reported in the headers exactly as if the
-	// limits were enforced, but a caller over a limit is served (the
-	// Decision allows it, with Outcome OutcomeShadow and the RateLimit
-	// header showing the units left: r=0 once the limit is used up, what
-	// is left when the request costs more), and the refusal it would have had is logged at
-	// most once per ErrorLogInterval. Use it to roll out a new limit and
-	// see whom it would refuse. Default: false, the limits are enforced.
-	Shadow bool
-
-	// ShadowScopes names scopes to run in shadow mode as Shadow does, the
-	// others being enforced; the same as setting [Scope.Shadow]. A name
-	// that is no known scope is an error. Default: none.
-	ShadowScopes []string
 
 	// Observe, when not nil, is called once with every decision, whatever
 	// its outcome (allowed, denied, failed open, exempt, shadow, failed
@@ -123,16 +106,9 @@ type Config struct {
 
 	// ExemptUsers are user ids that are never limited, matched against
 	// the id [Limiter.Caller] is given (a key of [KeyCaller] is never a
-	// user id), exempt as ExemptNetworks says. Its text form is
-	// comma-separated ids ([UserIDs]). Default: none.
-	ExemptUsers UserIDs
-
-	// FailClosedScopes names scopes that refuse their
-	// requests while the store fails, the others failing open; the same
-	// as setting [Scope.FailClosed]. A name
-	// that is no known scope is an error (E004). Default: none, every
-	// scope fails open.
-	FailClosedScopes []string
+	// user id), exempt as ExemptNetworks says. An id is not empty and
+	// does not start with a NUL byte. Default: none.
+	ExemptUsers []string
 
 	// Headers says which responses carry the rate-limit fields:
 	// [HeadersAll] (every response), [HeadersRefused] (refusals only) or
@@ -144,8 +120,8 @@ type Config struct {
 }
 
 // Validate reports every problem with c, joined: a missing store, an invalid
-// scope name, rate or rate key, an out-of-range setting, an unknown shadow
-// scope, an invalid trusted network. Each is a [*ConfigError] whose text
+// scope name, rate or rate key, an out-of-range setting, an invalid trusted
+// network. Each is a [*ConfigError] whose text
 // starts with its id (ratescope.E001 to E005), so errors.As finds it.
 func (c Config) Validate() error {
 	_, err := c.resolve()
@@ -155,7 +131,7 @@ func (c Config) Validate() error {
 func (c Config) resolve() (map[string]*Scope, error) {
 	var errs []error
 	if c.Store == nil {
-		errs = append(errs, &ConfigError{ID: IDNoStore, Err: errors.New("no Store: use memstore.New for one process or the Redis store for several")})
+		errs = append(errs, &ConfigError{ID: idNoStore, Err: errors.New("no Store: use memstore.New for one process or the Redis store for several")})
 	}
 	var bad []error
 	if c.IPv6Bits != 0 && (c.IPv6Bits < 1 || c.IPv6Bits > 128) {
@@ -168,23 +144,15 @@ func (c Config) resolve() (map[string]*Scope, error) {
 		bad = append(bad, fmt.Errorf("ErrorLogInterval %s: must not be negative", c.ErrorLogInterval))
 	}
 	bad = append(bad, c.Headers.validate())
-	errs = append(errs, withID(IDOutOfRange, errors.Join(bad...))...)
-	errs = append(errs, withID(IDInvalidProxies, c.TrustedProxies.validate())...)
+	errs = append(errs, withID(idOutOfRange, errors.Join(bad...))...)
+	errs = append(errs, withID(idInvalidProxies, c.TrustedProxies.validate())...)
 	scopes := c.Scopes
 	if scopes == nil {
 		scopes = DefaultScopes()
 	}
 	resolved, err := resolveScopes(scopes, c.Rates)
-	errs = append(errs, withID(IDInvalidRate, err)...)
-	for _, name := range c.ShadowScopes {
-		if s := resolved[name]; s != nil {
-			s.Shadow = true
-		} else {
-			errs = append(errs, scopeErr("ShadowScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(resolved), ", ")))
-		}
-	}
-	errs = append(errs, c.resolveFailClosed(resolved)...)
-	errs = append(errs, withID(IDInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
-	errs = append(errs, withID(IDOutOfRange, c.ExemptUsers.validate())...)
+	errs = append(errs, withID(idInvalidRate, err)...)
+	errs = append(errs, withID(idInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
+	errs = append(errs, withID(idOutOfRange, validateUsers(c.ExemptUsers))...)
 	return resolved, errors.Join(errs...)
 }

@@ -2,25 +2,23 @@ package core
 
 import "errors"
 
-// Ids of the problems [New] rejects, the E ids of package checks. Each
-// problem [Config.Validate] reports is a [*ConfigError] carrying one.
+// The ids of the problems [New] rejects, the E ids of package checks.
 const (
-	// IDInvalidRate: a rate, or a rate key of Config.Rates that names no
+	// idInvalidRate: a rate, or a rate key of Config.Rates that names no
 	// known scope and kind; or a plan ([Scope.Plans]) with an invalid
 	// name, for anonymous callers, or whose periods are not those of the
 	// scope's user rates.
-	IDInvalidRate = "ratescope.E001"
-	// IDNoStore: Config.Store is nil.
-	IDNoStore = "ratescope.E002"
-	// IDOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
+	idInvalidRate = "ratescope.E001"
+	// idNoStore: Config.Store is nil.
+	idNoStore = "ratescope.E002"
+	// idOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
 	// ErrorLogInterval, Headers), or an empty id in ExemptUsers.
-	IDOutOfRange = "ratescope.E003"
-	// IDInvalidScope: a scope name that is invalid or given twice, or a
-	// name in ShadowScopes or FailClosedScopes that is no known scope.
-	IDInvalidScope = "ratescope.E004"
-	// IDInvalidProxies: an invalid network in TrustedProxies or
+	idOutOfRange = "ratescope.E003"
+	// idInvalidScope: a scope name that is invalid or given twice.
+	idInvalidScope = "ratescope.E004"
+	// idInvalidProxies: an invalid network in TrustedProxies or
 	// ExemptNetworks.
-	IDInvalidProxies = "ratescope.E005"
+	idInvalidProxies = "ratescope.E005"
 )
 
 // A ConfigError is one problem of a [Config], with the id that package
@@ -28,7 +26,10 @@ const (
 //
 //	ratescope.E001: rate key "api.anno" names no known scope and kind: ...
 type ConfigError struct {
-	// ID is one of the E ids above, such as [IDInvalidRate].
+	// ID is one of ratescope.E001 (an invalid rate or rate key), E002 (no
+	// store), E003 (a setting out of its range), E004 (an invalid scope)
+	// and E005 (an invalid network); each keeps its meaning between
+	// releases.
 	ID string
 	// Err says what is wrong.
 	Err error

@@ -41,8 +41,8 @@ type Decision struct {
 	// the same request is allowed: 0 when it is allowed. In shadow mode it
 	// is how long the caller would have had to wait. When the scope failed
 	// closed it is how long the store's error says it will fail
-	// ([RetryAfterError]), or [DefaultStoreRetryAfter]. Send it rounded
-	// up to whole seconds, as [Decision.RetryAfterSeconds] does: waiting
+	// ([RetryAfterError]), or [defaultStoreRetryAfter]. Send it rounded
+	// up to whole seconds, as [Decision.retryAfterSeconds] does: waiting
 	// that long is always enough.
 	RetryAfter time.Duration
 	// Load reports that the caller has used more than the configured
@@ -97,9 +97,9 @@ func (d *Decision) violated() []string {
 	return names
 }
 
-// RetryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when
+// retryAfterSeconds returns RetryAfter in whole seconds, rounded up: 0 when
 // the request is allowed, at least 1 when it is denied.
-func (d *Decision) RetryAfterSeconds() int64 {
+func (d *Decision) retryAfterSeconds() int64 {
 	if d.Allowed {
 		return 0
 	}
@@ -122,12 +122,12 @@ type DenyBody struct {
 func (d *Decision) DenyBody() DenyBody {
 	if d.Outcome == OutcomeFailedClosed {
 		return DenyBody{
-			Detail:     "Service unavailable: the rate limits cannot be checked. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
-			RetryAfter: d.RetryAfterSeconds(),
+			Detail:     "Service unavailable: the rate limits cannot be checked. Expected available in " + strconv.FormatInt(d.retryAfterSeconds(), 10) + " seconds.",
+			RetryAfter: d.retryAfterSeconds(),
 		}
 	}
 	return DenyBody{
-		Detail:     "Request was throttled. Expected available in " + strconv.FormatInt(d.RetryAfterSeconds(), 10) + " seconds.",
-		RetryAfter: d.RetryAfterSeconds(),
+		Detail:     "Request was throttled. Expected available in " + strconv.FormatInt(d.retryAfterSeconds(), 10) + " seconds.",
+		RetryAfter: d.retryAfterSeconds(),
 	}
 }

@@ -46,7 +46,7 @@
 // processes serve the API. Both count with the same arithmetic and pass
 // one conformance suite (core/storetest). If the store fails, the request
 // is allowed and not counted, unless its scope fails closed
-// ([Config.FailClosedScopes]).
+// ([Scope.FailClosed]).
 //
 // # Headers and production
 //
@@ -54,10 +54,11 @@
 // draft, Retry-After on a refusal, and "Ratescope-Warning: load" once the
 // caller has used most of a limit; [Config.Headers] says which responses
 // carry them. [Config.Observe] sees every decision with its [Outcome], for
-// logs and metrics. [Config.Shadow] counts and reports a new limit without
+// logs and metrics. [Scope.Shadow] counts and reports a new limit without
 // refusing anybody. [Config.ExemptNetworks] and [Config.ExemptUsers] exempt
 // callers from every limit, and [Limiter.Reset] unblocks one. [RateTable],
-// [ProxyCount] and [Networks] load settings from flags, environment, JSON
-// and YAML. The limiter reads its clock ([Config.Now]) once per decision,
+// [ProxyCount], [Networks], [HeaderMode] and [Rate] have one text form each
+// (encoding.TextUnmarshaler), read from flags with flag.TextVar and from
+// environment variables, JSON and YAML strings. The limiter reads its clock ([Config.Now]) once per decision,
 // so tests use a fake clock and never sleep.
 package core

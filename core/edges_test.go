@@ -2,8 +2,6 @@ package core_test
 
 import (
 	"context"
-	"flag"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -82,48 +80,6 @@ func TestMappedNetworksMatch(t *testing.T) {
 	r.RemoteAddr = "127.0.0.1:1234"
 	d := g.Decide(context.Background(), lim.Caller(r, core.Caller{}), http.Header{})
 	assert.Equal(t, core.OutcomeExempt, d.Outcome)
-}
-
-// A RateTable flag whose variable holds a default: the keys a flag gives
-// replace the default's, and a typo shows its own error, not "given twice".
-func TestRateTableFlagOverDefault(t *testing.T) {
-	t.Parallel()
-	newFlags := func(table *core.RateTable) *flag.FlagSet {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		fs.Var(table, "rates", "")
-		return fs
-	}
-	for _, tt := range []struct {
-		name string
-		args []string
-		want core.RateTable
-		err  string
-		// hides is what the error must not say.
-		hides string
-	}{
-		{name: "replaces the default", args: []string{"-rates", "api.anon=30/min"}, want: core.RateTable{"api.anon": "30/min", "api.user": "600/min"}},
-		{name: "typo", args: []string{"-rates", "api.anon=60/minn"}, err: `unknown unit "minn"`, hides: "given twice"},
-		{name: "two flags add up", args: []string{"-rates", "api.anon=1/s", "-rates", "x.anon=2/s"}, want: core.RateTable{"api.anon": "1/s", "api.user": "600/min", "x.anon": "2/s"}},
-		{name: "the later flag wins", args: []string{"-rates", "api.anon=1/s", "-rates", "api.anon=2/s"}, want: core.RateTable{"api.anon": "2/s", "api.user": "600/min"}},
-		{name: "twice in one flag", args: []string{"-rates", "api.anon=1/s api.anon=2/s"}, err: "api.anon given twice"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			table := core.RateTable{"api.anon": "60/min", "api.user": "600/min"}
-			err := newFlags(&table).Parse(tt.args)
-			if tt.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.err)
-				if tt.hides != "" {
-					assert.NotContains(t, err.Error(), tt.hides)
-				}
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, table)
-		})
-	}
 }
 
 // FuzzParseNetworks checks that every network ParseNetworks accepts can

@@ -24,16 +24,12 @@ func ExampleConfig_exemptNetworks() {
 	if err != nil {
 		panic(err)
 	}
-	users, err := core.ParseUserIDs("monitor")
-	if err != nil {
-		panic(err)
-	}
 	lim, err := core.New(core.Config{
 		Store:          store,
 		Rates:          map[string]string{"api.anon": "1/min,100/day", "api.user": "1/min,100/day"},
 		NumProxies:     core.Proxies(1), // the address is the proxy's entry in X-Forwarded-For
 		ExemptNetworks: office,
-		ExemptUsers:    users,
+		ExemptUsers:    []string{"monitor"},
 	})
 	if err != nil {
 		panic(err)
@@ -80,13 +76,12 @@ func (downStore) Reset(context.Context, core.Key, time.Time) error { return errD
 // scope "login" fails closed. Its refusal is a 503 with Retry-After (the
 // Redis store's breaker back-off, or one second), Outcome failed_closed.
 func ExampleConfig_failClosed() {
-	login := core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}}
+	login := core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true}
 	lim, err := core.New(core.Config{
-		Store:            downStore{},
-		Scopes:           append(core.DefaultScopes(), login),
-		FailClosedScopes: []string{"login"},
-		NumProxies:       core.Proxies(0),
-		Logger:           slog.New(slog.DiscardHandler), // the failures are logged at most once per 10s
+		Store:      downStore{},
+		Scopes:     append(core.DefaultScopes(), login),
+		NumProxies: core.Proxies(0),
+		Logger:     slog.New(slog.DiscardHandler), // the failures are logged at most once per 10s
 	})
 	if err != nil {
 		panic(err)

@@ -19,7 +19,7 @@ func ExampleHeaderMode() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	var mode core.HeaderMode
-	if err := mode.Set("refused"); err != nil { // as -headers refused would
+	if err := mode.UnmarshalText([]byte("refused")); err != nil { // as -headers refused would
 		panic(err)
 	}
 	lim, err := core.New(core.Config{

@@ -15,11 +15,7 @@ import (
 func ExampleCall_plan() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	rates, err := core.ParseRateTable("api.user=3/min,1000/day api.user@gold=10/min,100000/day")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	rates := core.RateTable{"api.user": "3/min,1000/day", "api.user@gold": "10/min,100000/day"}
 	lim, err := core.New(core.Config{Store: store, Rates: rates, NumProxies: core.Proxies(0)})
 	if err != nil {
 		fmt.Println(err)
@@ -35,7 +31,7 @@ func ExampleCall_plan() {
 		var t core.Ticket
 		h := http.Header{}
 		guard.Check(context.Background(), &t, core.Call{Caller: alice, Plan: plan, Header: h})
-		fmt.Printf("%q allowed=%t %s\n", t.Decision().Plan(), t.Allowed(), h.Get(core.HeaderRateLimit))
+		fmt.Printf("%q allowed=%t %s\n", t.Decision().Plan(), t.Allowed(), h.Get("Ratelimit"))
 	}
 	// Output:
 	// "" allowed=true "api.user.min";r=2, "api.user.day";r=999

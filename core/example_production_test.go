@@ -21,11 +21,13 @@ import (
 func ExampleConfig_shadow() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
+	api := core.DefaultScopes()[0]
+	api.Shadow = true // counted and reported, never refused
 	lim, err := core.New(core.Config{
 		Store:      store,
+		Scopes:     []core.Scope{api},
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
 		NumProxies: core.Proxies(0),
-		Shadow:     true, // or ShadowScopes: []string{"api"}
 		Observe: func(_ context.Context, e core.Event) {
 			d := e.Decision
 			fmt.Println(d.Scope, d.Caller.Kind(), d.Outcome, "allowed:", d.Allowed)
@@ -47,7 +49,8 @@ func ExampleConfig_shadow() {
 }
 
 // Read the rates, the number of proxies and the trusted proxies from
-// flags, JSON, YAML or the environment.
+// flags (flag.TextVar), JSON or YAML strings, or the environment: each has
+// one text form.
 func ExampleRateTable() {
 	var cfg struct {
 		Rates          core.RateTable  `json:"rates"`
@@ -55,16 +58,16 @@ func ExampleRateTable() {
 		TrustedProxies core.Networks   `json:"trusted_proxies"`
 	}
 	fs := flag.NewFlagSet("app", flag.ContinueOnError)
-	fs.Var(&cfg.Rates, "rates", "SCOPE.KIND=RATE[,RATE...] ...")
-	fs.Var(&cfg.NumProxies, "num-proxies", "number of reverse proxies")
-	fs.Var(&cfg.TrustedProxies, "trusted-proxies", "CIDR[,CIDR...] of the reverse proxies")
+	fs.TextVar(&cfg.Rates, "rates", cfg.Rates, "SCOPE.KIND=RATE[,RATE...] ...")
+	fs.TextVar(&cfg.NumProxies, "num-proxies", cfg.NumProxies, "number of reverse proxies")
+	fs.TextVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDR[,CIDR...] of the reverse proxies")
 	err := fs.Parse([]string{"-rates", "api.anon=60/min,1000/day api.user=600/min", "-num-proxies", "1"})
 	fmt.Println(cfg.Rates, cfg.NumProxies, err)
 
-	err = json.Unmarshal([]byte(`{"rates": {"api.anon": "30/min"}, "num_proxies": 2, "trusted_proxies": "10.0.0.0/8"}`), &cfg)
+	err = json.Unmarshal([]byte(`{"rates": "api.anon=30/min", "num_proxies": "2", "trusted_proxies": "10.0.0.0/8"}`), &cfg)
 	fmt.Println(cfg.Rates, cfg.NumProxies, cfg.TrustedProxies, err)
 
-	_, err = core.ParseRateTable("api.anon=60/minuets")
+	err = cfg.Rates.UnmarshalText([]byte("api.anon=60/minuets"))
 	fmt.Println(err)
 
 	store := memstore.New(memstore.Config{})

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 )
 
-// This file holds failing closed: Scope.FailClosed and
-// Config.FailClosedScopes.
+// This file holds failing closed: Scope.FailClosed.
 
 // A RetryAfterError is a store error that knows how long the store will
 // go on failing: the Redis store's error while its circuit breaker is open
 // says the breaker's back-off. A scope that fails closed answers
-// Retry-After with it; [DefaultStoreRetryAfter] when the error is not
+// Retry-After with it; [defaultStoreRetryAfter] when the error is not
 // one (errors.As finds it through wrapping).
 type RetryAfterError interface {
 	error
@@ -23,13 +21,13 @@ type RetryAfterError interface {
 	RetryAfter() time.Duration
 }
 
-// DefaultStoreRetryAfter is how long a scope that fails closed tells its
+// defaultStoreRetryAfter is how long a scope that fails closed tells its
 // callers to wait (Retry-After) when the store's error does not say
 // ([RetryAfterError]): one second.
-const DefaultStoreRetryAfter = time.Second
+const defaultStoreRetryAfter = time.Second
 
 // storeRetryAfter returns how long the store's error says to wait, or
-// DefaultStoreRetryAfter.
+// defaultStoreRetryAfter.
 func storeRetryAfter(err error) time.Duration {
 	var ra RetryAfterError
 	if errors.As(err, &ra) {
@@ -37,21 +35,7 @@ func storeRetryAfter(err error) time.Duration {
 			return d
 		}
 	}
-	return DefaultStoreRetryAfter
-}
-
-// resolveFailClosed marks the scopes that Config.FailClosedScopes names,
-// and reports each name that is no scope.
-func (c Config) resolveFailClosed(scopes map[string]*Scope) []error {
-	var errs []error
-	for _, name := range c.FailClosedScopes {
-		if s := scopes[name]; s != nil {
-			s.FailClosed = true
-		} else {
-			errs = append(errs, scopeErr("FailClosedScopes: %q is no known scope; want one of %s", name, strings.Join(sortedNames(scopes), ", ")))
-		}
-	}
-	return errs
+	return defaultStoreRetryAfter
 }
 
 // StoreFailed counts ([Limiter.StoreFailures]) and logs, at a limited

@@ -39,7 +39,7 @@ func TestFailClosed(t *testing.T) {
 	scopes := []core.Scope{
 		{Name: "api", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}},
 		{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true},
-		{Name: "pay", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}},
+		{Name: "pay", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true},
 	}
 	tests := []struct {
 		name      string
@@ -47,7 +47,7 @@ func TestFailClosed(t *testing.T) {
 		wantRetry time.Duration
 		wantAfter string
 	}{
-		{name: "an error that does not say", err: errors.New("connection refused"), wantRetry: core.DefaultStoreRetryAfter, wantAfter: "1"},
+		{name: "an error that does not say", err: errors.New("connection refused"), wantRetry: time.Second, wantAfter: "1"},
 		{name: "the breaker's back-off, rounded up", err: fmt.Errorf("wrapped: %w", breakerOpen{wait: 2500 * time.Millisecond}), wantRetry: 2500 * time.Millisecond, wantAfter: "3"},
 		{name: "under a second is one", err: breakerOpen{wait: 10 * time.Millisecond}, wantRetry: 10 * time.Millisecond, wantAfter: "1"},
 	}
@@ -58,7 +58,7 @@ func TestFailClosed(t *testing.T) {
 			var obs seen
 			clock := storetest.NewClock(storetest.Start)
 			lim := newLimiter(t, core.Config{
-				Store: errorStore{err: tt.err}, Scopes: scopes, FailClosedScopes: []string{"pay"},
+				Store: errorStore{err: tt.err}, Scopes: scopes,
 				Now: clock.Now, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Observe: obs.observe,
 			})
 			for _, scope := range []string{"login", "pay"} {
@@ -111,20 +111,11 @@ func TestFailClosedClientHungUp(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	lim := newLimiter(t, core.Config{Store: errorStore{err: context.Canceled}, FailClosedScopes: []string{"api"}})
+	lim := newLimiter(t, core.Config{Store: errorStore{err: context.Canceled}, Scopes: failClosedAPI()})
 	d, err := lim.Allow(ctx, "api", anonCaller("192.0.2.1"))
 	require.NoError(t, err)
 	assert.False(t, d.Allowed, "still refused")
 	assert.Zero(t, lim.StoreFailures(), "a caller that hung up is no failure of the store")
-}
-
-func TestFailClosedUnknownScope(t *testing.T) {
-	t.Parallel()
-	_, err := core.New(core.Config{Store: failingStore{}, FailClosedScopes: []string{"api", "logn"}})
-	var ce *core.ConfigError
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, core.IDInvalidScope, ce.ID)
-	assert.ErrorContains(t, err, `FailClosedScopes: "logn" is no known scope; want one of api`)
 }
 
 func TestProblem(t *testing.T) {
@@ -139,7 +130,7 @@ func TestProblem(t *testing.T) {
 	assert.JSONEq(t, `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,
 		"detail":"Request was throttled. Expected available in 60 seconds.","retry_after":60,"violated-policies":["api.anon.min"]}`, string(b))
 
-	closed := newLimiter(t, core.Config{Store: errorStore{err: breakerOpen{wait: 2 * time.Second}}, FailClosedScopes: []string{"api"}, Logger: slog.New(slog.DiscardHandler)})
+	closed := newLimiter(t, core.Config{Store: errorStore{err: breakerOpen{wait: 2 * time.Second}}, Scopes: failClosedAPI(), Logger: slog.New(slog.DiscardHandler)})
 	d, err = closed.Allow(context.Background(), "api", anonCaller("192.0.2.1"))
 	require.NoError(t, err)
 	b, err = json.Marshal(d.Problem())

@@ -75,13 +75,13 @@ func TestFieldsParse(t *testing.T) {
 			steps: repeat(9, step{caller: ip}), want: []string{"Ratelimit", "Ratelimit-Policy", "Ratescope-Warning"}},
 		{name: "load warning, refused", cfg: core.Config{Rates: core.RateTable{"api.anon": "2/min"}},
 			steps: repeat(3, step{caller: ip}), want: []string{"Ratelimit", "Ratelimit-Policy", "Retry-After", "Ratescope-Warning"}},
-		{name: "shadow", cfg: core.Config{Rates: core.RateTable{"api.anon": "2/min,100/day"}, Shadow: true},
+		{name: "shadow", cfg: core.Config{Rates: core.RateTable{"api.anon": "2/min,100/day"}, Scopes: shadowAPI()},
 			steps: repeat(3, step{caller: ip}), want: []string{"Ratelimit", "Ratelimit-Policy", "Ratescope-Warning"}},
 		{name: "refusals only, refused", cfg: core.Config{Rates: core.RateTable{"api.anon": "2/min"}, Headers: core.HeadersRefused},
 			steps: repeat(3, step{caller: ip}), want: []string{"Ratelimit", "Ratelimit-Policy", "Retry-After", "Ratescope-Warning"}},
 		{name: "none, refused", cfg: core.Config{Rates: core.RateTable{"api.anon": "2/min"}, Headers: core.HeadersNone},
 			steps: repeat(3, step{caller: ip}), want: []string{"Retry-After"}},
-		{name: "failed closed", cfg: core.Config{Store: errorStore{err: breakerOpen{wait: 2500 * time.Millisecond}}, FailClosedScopes: []string{"api"}},
+		{name: "failed closed", cfg: core.Config{Store: errorStore{err: breakerOpen{wait: 2500 * time.Millisecond}}, Scopes: failClosedAPI()},
 			steps: repeat(1, step{caller: ip}), want: []string{"Retry-After"}},
 		{name: "long names", cfg: core.Config{Rates: core.RateTable{"a-very-long.scope_name.for-a-big-api.anon": "7/sec,60/min,1000/hour,10000/day"},
 			Scopes: []core.Scope{{Name: "a-very-long.scope_name.for-a-big-api", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}},
@@ -125,7 +125,7 @@ func TestFieldsParse(t *testing.T) {
 func checkFields(t *testing.T, h http.Header, d *core.Decision) {
 	t.Helper()
 	policies := map[string]int64{} // name: w
-	if v := h.Values(core.HeaderPolicy); len(v) > 0 {
+	if v := h.Values("Ratelimit-Policy"); len(v) > 0 {
 		list, err := httpsfv.UnmarshalList(v)
 		require.NoError(t, err, "RateLimit-Policy: %q", v)
 		require.NotEmpty(t, list, "RateLimit-Policy is a non-empty List")
@@ -143,7 +143,7 @@ func checkFields(t *testing.T, h http.Header, d *core.Decision) {
 		}
 	}
 	ts := map[string]int64{} // name: t
-	if v := h.Values(core.HeaderRateLimit); len(v) > 0 {
+	if v := h.Values("Ratelimit"); len(v) > 0 {
 		list, err := httpsfv.UnmarshalList(v)
 		require.NoError(t, err, "RateLimit: %q", v)
 		require.Len(t, list, len(policies), "a RateLimit item for each policy")
@@ -163,13 +163,13 @@ func checkFields(t *testing.T, h http.Header, d *core.Decision) {
 			onlyParams(t, item, "r", "t")
 		}
 	}
-	if v := h.Values(core.HeaderRetryAfter); len(v) > 0 {
+	if v := h.Values("Retry-After"); len(v) > 0 {
 		item, err := httpsfv.UnmarshalItem(v)
 		require.NoError(t, err, "Retry-After: %q", v)
 		secs, ok := item.Value.(int64)
 		require.True(t, ok, "Retry-After %q is delay-seconds", v)
 		assert.GreaterOrEqual(t, secs, int64(1))
-		assert.Equal(t, d.RetryAfterSeconds(), secs)
+		assert.Equal(t, d.Problem().RetryAfter, secs)
 		for name, tv := range ts {
 			assert.GreaterOrEqual(t, secs, tv, "Retry-After is not earlier than the t of %s", name)
 		}
@@ -180,10 +180,10 @@ func checkFields(t *testing.T, h http.Header, d *core.Decision) {
 	} else {
 		assert.True(t, d.Allowed, "a refusal carries Retry-After")
 	}
-	if v := h.Values(core.HeaderWarning); len(v) > 0 {
+	if v := h.Values("Ratescope-Warning"); len(v) > 0 {
 		item, err := httpsfv.UnmarshalItem(v)
 		require.NoError(t, err, "Ratescope-Warning: %q", v)
-		assert.Equal(t, httpsfv.Token(core.LoadWarning), item.Value)
+		assert.Equal(t, httpsfv.Token("load"), item.Value)
 	}
 	for _, k := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"} {
 		if v := h.Values(k); len(v) > 0 {
@@ -240,7 +240,7 @@ func onlyParams(t *testing.T, item httpsfv.Item, keys ...string) {
 // policyOf returns the name RateLimit-Policy gives the limit of rate r.
 func policyOf(t *testing.T, h http.Header, r core.Rate) string {
 	t.Helper()
-	list, err := httpsfv.UnmarshalList(h.Values(core.HeaderPolicy))
+	list, err := httpsfv.UnmarshalList(h.Values("Ratelimit-Policy"))
 	require.NoError(t, err)
 	for _, m := range list {
 		item := m.(httpsfv.Item)
@@ -248,6 +248,6 @@ func policyOf(t *testing.T, h http.Header, r core.Rate) string {
 			return item.Value.(string)
 		}
 	}
-	t.Fatalf("no policy of %s in %q", r, h.Values(core.HeaderPolicy))
+	t.Fatalf("no policy of %s in %q", r, h.Values("Ratelimit-Policy"))
 	return ""
 }

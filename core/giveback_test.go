@@ -147,7 +147,7 @@ func TestGiveBackDoesNothingUncounted(t *testing.T) {
 		outcome core.Outcome
 	}{
 		{name: "failed open", cfg: core.Config{Store: failingGiver{}}, outcome: core.OutcomeFailedOpen},
-		{name: "shadow", cfg: core.Config{Shadow: true}, outcome: core.OutcomeShadow},
+		{name: "shadow", cfg: core.Config{Scopes: shadowAPI()}, outcome: core.OutcomeShadow},
 		{name: "exempt", exempt: true, outcome: core.OutcomeExempt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

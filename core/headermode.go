@@ -48,22 +48,6 @@ func (p HeaderMode) String() string {
 	return fmt.Sprintf("HeaderMode(%d)", uint8(p))
 }
 
-// ParseHeaderMode reads "all", "refused" or "none" (case and
-// surrounding spaces ignored; "" is "all", the default). The error quotes
-// s and names the forms it accepts.
-func ParseHeaderMode(s string) (HeaderMode, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	if t == "" {
-		return HeadersAll, nil
-	}
-	for p, name := range headerModeNames {
-		if t == name {
-			return HeaderMode(p), nil
-		}
-	}
-	return 0, fmt.Errorf("header policy %q: want all, refused or none", s)
-}
-
 // MarshalText returns [HeaderMode.String], or an error for a value
 // that is no policy.
 func (p HeaderMode) MarshalText() ([]byte, error) {
@@ -73,18 +57,23 @@ func (p HeaderMode) MarshalText() ([]byte, error) {
 	return []byte(p.String()), nil
 }
 
-// UnmarshalText sets p to the policy [ParseHeaderMode] reads from text.
+// UnmarshalText reads "all", "refused" or "none" (case and surrounding
+// spaces ignored; "" is "all", the default). The error quotes the text and
+// names the forms it accepts.
 func (p *HeaderMode) UnmarshalText(text []byte) error {
-	v, err := ParseHeaderMode(string(text))
-	if err != nil {
-		return err
+	t := strings.ToLower(strings.TrimSpace(string(text)))
+	if t == "" {
+		*p = HeadersAll
+		return nil
 	}
-	*p = v
-	return nil
+	for v, name := range headerModeNames {
+		if t == name {
+			*p = HeaderMode(v)
+			return nil
+		}
+	}
+	return fmt.Errorf("header policy %q: want all, refused or none", text)
 }
-
-// Set is [HeaderMode.UnmarshalText] for the flag package.
-func (p *HeaderMode) Set(s string) error { return p.UnmarshalText([]byte(s)) }
 
 // validate reports a value that is no policy, for [Config.Validate].
 func (p HeaderMode) validate() error {

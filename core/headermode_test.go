@@ -31,7 +31,8 @@ func TestHeaderModeText(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := core.ParseHeaderMode(tc.text)
+			var got core.HeaderMode
+			err := got.UnmarshalText([]byte(tc.text))
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 				return
@@ -40,8 +41,8 @@ func TestHeaderModeText(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 			text, err := got.MarshalText()
 			require.NoError(t, err)
-			back, err := core.ParseHeaderMode(string(text))
-			require.NoError(t, err)
+			var back core.HeaderMode
+			require.NoError(t, back.UnmarshalText(text))
 			assert.Equal(t, got, back, "round trip through %q", text)
 		})
 	}
@@ -51,7 +52,7 @@ func TestHeaderModeFlagAndJSON(t *testing.T) {
 	t.Parallel()
 	var m core.HeaderMode
 	fs := flag.NewFlagSet("portal", flag.ContinueOnError)
-	fs.Var(&m, "headers", "all|refused|none")
+	fs.TextVar(&m, "headers", m, "all|refused|none")
 	require.NoError(t, fs.Parse([]string{"-headers", "none"}))
 	assert.Equal(t, core.HeadersNone, m)
 	assert.Error(t, fs.Parse([]string{"-headers", "never"}))
@@ -76,7 +77,7 @@ func TestHeaderModeInvalid(t *testing.T) {
 	require.Error(t, err)
 	var ce *core.ConfigError
 	require.True(t, errors.As(err, &ce), "want a ConfigError, got %v", err)
-	assert.Equal(t, core.IDOutOfRange, ce.ID)
+	assert.Equal(t, "ratescope.E003", ce.ID)
 	assert.Contains(t, err.Error(), "Headers HeaderMode(3)")
 	assert.Error(t, cfg.Validate())
 }
@@ -86,7 +87,7 @@ func TestHeaderModeInvalid(t *testing.T) {
 // checks which fields each response carries.
 func TestHeaderModes(t *testing.T) {
 	t.Parallel()
-	all := []string{core.HeaderPolicy, core.HeaderRateLimit, core.HeaderWarning, "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"}
+	all := []string{"Ratelimit-Policy", "Ratelimit", "Ratescope-Warning", "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset"}
 	for _, tc := range []struct {
 		name    string
 		mode    core.HeaderMode
@@ -94,16 +95,20 @@ func TestHeaderModes(t *testing.T) {
 		served  []string // fields of the first two (served) responses
 		refused []string // fields of the third
 	}{
-		{name: "all", mode: core.HeadersAll, served: all, refused: append([]string{core.HeaderRetryAfter}, all...)},
-		{name: "refused", mode: core.HeadersRefused, refused: append([]string{core.HeaderRetryAfter}, all...)},
-		{name: "none", mode: core.HeadersNone, refused: []string{core.HeaderRetryAfter}},
+		{name: "all", mode: core.HeadersAll, served: all, refused: append([]string{"Retry-After"}, all...)},
+		{name: "refused", mode: core.HeadersRefused, refused: append([]string{"Retry-After"}, all...)},
+		{name: "none", mode: core.HeadersNone, refused: []string{"Retry-After"}},
 		{name: "refused in shadow mode", mode: core.HeadersRefused, shadow: true},
 		{name: "all in shadow mode", mode: core.HeadersAll, shadow: true, served: all, refused: all},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			lim := newLimiter(t, core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true, LoadRatio: 0.4, Headers: tc.mode, Shadow: tc.shadow})
+			cfg := core.Config{Rates: map[string]string{"api.anon": "2/min,100/day"}, LegacyHeaders: true, LoadRatio: 0.4, Headers: tc.mode}
+			if tc.shadow {
+				cfg.Scopes = shadowAPI()
+			}
+			lim := newLimiter(t, cfg)
 			g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: "api", Cost: 1})
 			require.NoError(t, err)
 			ip := anonCaller("192.0.2.7")
@@ -117,14 +122,14 @@ func TestHeaderModes(t *testing.T) {
 				}
 				require.True(t, d.Load, "request %d: over 40%% of the minute's 2 used", i+1)
 				var got []string
-				for _, name := range append([]string{core.HeaderRetryAfter}, all...) {
+				for _, name := range append([]string{"Retry-After"}, all...) {
 					if _, ok := h[name]; ok {
 						got = append(got, name)
 					}
 				}
 				assert.ElementsMatch(t, want, got, "request %d", i+1)
-				if _, ok := h[core.HeaderRetryAfter]; ok {
-					assert.Equal(t, "60", h.Get(core.HeaderRetryAfter))
+				if _, ok := h["Retry-After"]; ok {
+					assert.Equal(t, "60", h.Get("Retry-After"))
 				}
 				assert.Len(t, h, len(got), "request %d: no other field: %v", i+1, h)
 			}

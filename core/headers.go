@@ -34,9 +34,9 @@ const rateLimitLen = 128
 // Header names set by [Decision.SetHeaders], in the canonical form that
 // http.Header uses as map keys (names are case-insensitive on the wire).
 const (
-	HeaderPolicy     = "Ratelimit-Policy"
-	HeaderRateLimit  = "Ratelimit"
-	HeaderRetryAfter = "Retry-After"
+	headerPolicy     = "Ratelimit-Policy"
+	headerRateLimit  = "Ratelimit"
+	headerRetryAfter = "Retry-After"
 )
 
 // SetHeaders writes the decision to h, as the IETF draft
@@ -59,7 +59,7 @@ const (
 // Config.LegacyHeaders it adds X-RateLimit-Limit, X-RateLimit-Remaining
 // (of the tightest limit) and X-RateLimit-Reset (seconds). When the caller
 // has used more than Config.LoadRatio of a limit ([Decision.Load]), it sets
-// "Ratescope-Warning: load" ([HeaderWarning]). A decision that was not
+// "Ratescope-Warning: load" ([headerWarning]). A decision that was not
 // checked ([Decision.Checked]) writes nothing, but Retry-After when it
 // failed closed ([OutcomeFailedClosed]).
 //
@@ -70,7 +70,7 @@ const (
 func (d *Decision) SetHeaders(h http.Header) {
 	if d.n == 0 || d.limits == nil {
 		if d.Outcome == OutcomeFailedClosed {
-			h[HeaderRetryAfter] = []string{strconv.FormatInt(d.RetryAfterSeconds(), 10)}
+			h[headerRetryAfter] = []string{strconv.FormatInt(d.retryAfterSeconds(), 10)}
 		}
 		return
 	}
@@ -80,7 +80,7 @@ func (d *Decision) SetHeaders(h http.Header) {
 		case d.Allowed:
 			return
 		case k.headers == HeadersNone:
-			h[HeaderRetryAfter] = []string{strconv.FormatInt(d.RetryAfterSeconds(), 10)}
+			h[headerRetryAfter] = []string{strconv.FormatInt(d.retryAfterSeconds(), 10)}
 			return
 		}
 	}
@@ -111,17 +111,17 @@ func (d *Decision) SetHeaders(h http.Header) {
 		}
 	}
 	vals[0], vals[1] = k.policy, string(b)
-	h[HeaderPolicy] = vals[0:1:1]
-	h[HeaderRateLimit] = vals[1:2:2]
+	h[headerPolicy] = vals[0:1:1]
+	h[headerRateLimit] = vals[1:2:2]
 	next := 2
 	if !d.Allowed {
-		vals[next] = strconv.FormatInt(d.RetryAfterSeconds(), 10)
-		h[HeaderRetryAfter] = vals[next : next+1 : next+1]
+		vals[next] = strconv.FormatInt(d.retryAfterSeconds(), 10)
+		h[headerRetryAfter] = vals[next : next+1 : next+1]
 		next++
 	}
 	if d.Load {
-		vals[next] = LoadWarning
-		h[HeaderWarning] = vals[next : next+1 : next+1]
+		vals[next] = loadWarning
+		h[headerWarning] = vals[next : next+1 : next+1]
 	}
 	if k.legacy {
 		st := &d.res.Limits[tight]

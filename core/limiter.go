@@ -96,7 +96,6 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	cfg.TrustedProxies = slices.Clone(cfg.TrustedProxies)
 	cfg.ExemptNetworks, cfg.ExemptUsers = slices.Clone(cfg.ExemptNetworks), slices.Clone(cfg.ExemptUsers)
-	cfg.FailClosedScopes = slices.Clone(cfg.FailClosedScopes)
 	l := &Limiter{
 		store:     cfg.Store,
 		scopes:    make(map[string]*scopeLimits, len(resolved)),
@@ -114,7 +113,7 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	for _, name := range sortedNames(resolved) {
 		s := resolved[name]
-		sl := &scopeLimits{name: name, shadow: cfg.Shadow || s.Shadow, failClosed: s.FailClosed}
+		sl := &scopeLimits{name: name, shadow: s.Shadow, failClosed: s.FailClosed}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].headers = cfg.Headers
@@ -167,11 +166,9 @@ func (l *Limiter) Config() Config {
 		c.Scopes[i] = s.clone()
 	}
 	c.Rates = maps.Clone(l.config.Rates)
-	c.ShadowScopes = slices.Clone(l.config.ShadowScopes)
 	c.TrustedProxies = slices.Clone(l.config.TrustedProxies)
 	c.ExemptNetworks = slices.Clone(l.config.ExemptNetworks)
 	c.ExemptUsers = slices.Clone(l.config.ExemptUsers)
-	c.FailClosedScopes = slices.Clone(l.config.FailClosedScopes)
 	return c
 }
 

@@ -92,8 +92,10 @@ func BenchmarkDecideModes(b *testing.B) {
 				Rates:      map[string]string{"api.anon": bc.rates},
 				NumProxies: core.Proxies(0),
 				Now:        func() time.Time { return now },
-				Shadow:     bc.shadow,
 				Logger:     slog.New(slog.DiscardHandler),
+			}
+			if bc.shadow {
+				cfg.Scopes = shadowAPI()
 			}
 			if bc.observe {
 				cfg.Observe = func(context.Context, core.Event) {}

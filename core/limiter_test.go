@@ -38,6 +38,20 @@ func newLimiter(t *testing.T, cfg core.Config) *core.Limiter {
 	return lim
 }
 
+// shadowAPI returns the default scopes with "api" in shadow mode.
+func shadowAPI() []core.Scope {
+	s := core.DefaultScopes()
+	s[0].Shadow = true
+	return s
+}
+
+// failClosedAPI returns the default scopes with "api" failing closed.
+func failClosedAPI() []core.Scope {
+	s := core.DefaultScopes()
+	s[0].FailClosed = true
+	return s
+}
+
 func anonCaller(addr string) core.Caller {
 	return core.NetworkCaller(netip.PrefixFrom(netip.MustParseAddr(addr), 32))
 }
@@ -51,19 +65,18 @@ func TestConfigErrors(t *testing.T) {
 		wants []string
 		id    string
 	}{
-		{"no store", core.Config{}, []string{"no Store"}, core.IDNoStore},
-		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}, core.IDInvalidRate},
-		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}, core.IDInvalidRate},
-		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}, core.IDInvalidRate},
-		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}, core.IDInvalidRate},
-		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}, core.IDInvalidRate},
-		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}, core.IDInvalidScope},
-		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}, core.IDInvalidScope},
-		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}, core.IDInvalidRate},
-		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}, core.IDOutOfRange},
-		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}, core.IDOutOfRange},
-		{"unknown shadow scope", core.Config{Store: store, ShadowScopes: []string{"apii"}}, []string{`ShadowScopes: "apii" is no known scope`}, core.IDInvalidScope},
-		{"invalid trusted proxy", core.Config{Store: store, TrustedProxies: core.Networks{netip.Prefix{}}}, []string{"TrustedProxies[0]"}, core.IDInvalidProxies},
+		{"no store", core.Config{}, []string{"no Store"}, "ratescope.E002"},
+		{"typo in scope", core.Config{Store: store, Rates: map[string]string{"apii.anon": "1/min"}}, []string{`rate key "apii.anon" names no known scope`, "api"}, "ratescope.E001"},
+		{"typo in kind", core.Config{Store: store, Rates: map[string]string{"api.anonymous": "1/min"}}, []string{`"api.anonymous"`}, "ratescope.E001"},
+		{"no kind", core.Config{Store: store, Rates: map[string]string{"api": "1/min"}}, []string{`"api"`}, "ratescope.E001"},
+		{"bad rate", core.Config{Store: store, Rates: map[string]string{"api.user": "10/mn"}}, []string{`rate key "api.user"`, `"10/mn"`}, "ratescope.E001"},
+		{"every problem", core.Config{Store: store, Rates: map[string]string{"api.user": "x", "foo.anon": "1/s"}}, []string{`"api.user"`, `"foo.anon"`}, "ratescope.E001"},
+		{"bad scope name", core.Config{Store: store, Scopes: []core.Scope{{Name: "Bad Name", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}}}}, []string{`"Bad Name"`}, "ratescope.E004"},
+		{"scope twice", core.Config{Store: store, Scopes: append(core.DefaultScopes(), core.DefaultScopes()...)}, []string{"defined twice"}, "ratescope.E004"},
+		{"scope without rates", core.Config{Store: store, Scopes: []core.Scope{{Name: "x", Anon: []core.Rate{core.PerMinute(1)}}}}, []string{"x.user: no rate given"}, "ratescope.E001"},
+		{"ipv6 bits", core.Config{Store: store, IPv6Bits: 129}, []string{"IPv6Bits"}, "ratescope.E003"},
+		{"load ratio", core.Config{Store: store, LoadRatio: 1.5}, []string{"LoadRatio"}, "ratescope.E003"},
+		{"invalid trusted proxy", core.Config{Store: store, TrustedProxies: core.Networks{netip.Prefix{}}}, []string{"TrustedProxies[0]"}, "ratescope.E005"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -146,7 +159,7 @@ func TestRetryAfterSecondsIsHonest(t *testing.T) {
 			}
 			clock.Advance(700 * time.Millisecond)
 		}
-		secs := d.RetryAfterSeconds()
+		secs := d.Problem().RetryAfter
 		require.GreaterOrEqual(t, secs, int64(1))
 		assert.GreaterOrEqual(t, time.Duration(secs)*time.Second, d.RetryAfter, "rounded up")
 		assert.Less(t, time.Duration(secs-1)*time.Second, d.RetryAfter, "by less than a second")
@@ -465,7 +478,7 @@ func TestCheckedByOutcome(t *testing.T) {
 	}{
 		{name: "allowed", calls: 1, outcome: core.OutcomeAllowed, checked: true},
 		{name: "denied", calls: 3, outcome: core.OutcomeDenied, checked: true},
-		{name: "shadow", cfg: core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler)}, calls: 3, outcome: core.OutcomeShadow, checked: true},
+		{name: "shadow", cfg: core.Config{Scopes: shadowAPI(), Logger: slog.New(slog.DiscardHandler)}, calls: 3, outcome: core.OutcomeShadow, checked: true},
 		{name: "failed open", cfg: core.Config{Store: failingStore{}, Logger: slog.New(slog.DiscardHandler)}, calls: 1, outcome: core.OutcomeFailedOpen, checked: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,7 +551,7 @@ func TestUserErrorsNameTheFix(t *testing.T) {
 func TestShadowHeaderShowsUnitsLeft(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	lim := newLimiter(t, core.Config{Shadow: true, Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "10/min"}})
+	lim := newLimiter(t, core.Config{Scopes: shadowAPI(), Logger: slog.New(slog.DiscardHandler), Rates: map[string]string{"api.anon": "10/min"}})
 	who := anonCaller("192.0.2.45")
 	d, err := lim.AllowN(ctx, "api", who, 7)
 	require.NoError(t, err)

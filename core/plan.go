@@ -57,7 +57,7 @@ func resolvePlans(scopes map[string]*Scope, keys []string, rates map[string]stri
 		}
 		name, plan, err := checkPlanKey(key)
 		if err != nil {
-			errs = append(errs, &ConfigError{ID: IDInvalidRate, Err: err})
+			errs = append(errs, &ConfigError{ID: idInvalidRate, Err: err})
 			continue
 		}
 		s := scopes[name]

@@ -64,7 +64,7 @@ func TestPlanConfigErrors(t *testing.T) {
 			}
 			var ce *core.ConfigError
 			require.True(t, errors.As(err, &ce))
-			assert.Equal(t, core.IDInvalidRate, ce.ID)
+			assert.Equal(t, "ratescope.E001", ce.ID)
 			_, err = core.New(cfg)
 			assert.Error(t, err)
 		})
@@ -90,9 +90,16 @@ func TestPlansInConfig(t *testing.T) {
 	assert.Empty(t, newLimiter(t, core.Config{}).Plans("api"))
 }
 
+// parseTable reads s as a flag or a JSON string would.
+func parseTable(s string) (core.RateTable, error) {
+	var t core.RateTable
+	err := t.UnmarshalText([]byte(s))
+	return t, err
+}
+
 func TestParseRateTablePlans(t *testing.T) {
 	t.Parallel()
-	table, err := core.ParseRateTable("api.user=60/min,1000/day api.user@gold=600/min,100000/day")
+	table, err := parseTable("api.user=60/min,1000/day api.user@gold=600/min,100000/day")
 	require.NoError(t, err)
 	assert.Equal(t, core.RateTable{"api.user": "60/min,1000/day", "api.user@gold": "600/min,100000/day"}, table)
 	assert.Equal(t, "api.user=60/min,1000/day api.user@gold=600/min,100000/day", table.String())
@@ -106,7 +113,7 @@ func TestParseRateTablePlans(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := core.ParseRateTable(tc.text)
+			_, err := parseTable(tc.text)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -148,7 +155,7 @@ func TestForPlan(t *testing.T) {
 	for range 5 {
 		d, h := decide("", alice)
 		require.True(t, d.Allowed)
-		assert.Equal(t, `"api.user.min";q=5;w=60, "api.user.day";q=1000;w=86400`, h.Get(core.HeaderPolicy))
+		assert.Equal(t, `"api.user.min";q=5;w=60, "api.user.day";q=1000;w=86400`, h.Get("Ratelimit-Policy"))
 		assert.Empty(t, d.Plan())
 	}
 	d, _ := decide("", alice)
@@ -157,13 +164,13 @@ func TestForPlan(t *testing.T) {
 	d, h := decide("gold", alice)
 	require.True(t, d.Allowed, "gold has room")
 	assert.Equal(t, "gold", d.Plan())
-	assert.Equal(t, `"api.user.min";q=100000;w=60, "api.user.day";q=1000000;w=86400`, h.Get(core.HeaderPolicy), "the plan's limits, under the scope's names")
-	assert.Equal(t, `"api.user.min";r=99994, "api.user.day";r=999994`, h.Get(core.HeaderRateLimit), "the count kept from the base rates")
+	assert.Equal(t, `"api.user.min";q=100000;w=60, "api.user.day";q=1000000;w=86400`, h.Get("Ratelimit-Policy"), "the plan's limits, under the scope's names")
+	assert.Equal(t, `"api.user.min";r=99994, "api.user.day";r=999994`, h.Get("Ratelimit"), "the count kept from the base rates")
 
 	d, h = decide("silver", alice)
 	require.True(t, d.Allowed)
 	assert.Equal(t, "silver", d.Plan())
-	assert.Equal(t, `"api.user.min";r=1, "api.user.day";r=993`, h.Get(core.HeaderRateLimit))
+	assert.Equal(t, `"api.user.min";r=1, "api.user.day";r=993`, h.Get("Ratelimit"))
 
 	d, _ = decide("", alice)
 	assert.False(t, d.Allowed, "back to the base rates, over 5/min")
@@ -172,7 +179,7 @@ func TestForPlan(t *testing.T) {
 	d, h = decide("gold", anonCaller("192.0.2.1"))
 	require.True(t, d.Allowed)
 	assert.Empty(t, d.Plan())
-	assert.Equal(t, `"api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400`, h.Get(core.HeaderPolicy))
+	assert.Equal(t, `"api.anon.min";q=60;w=60, "api.anon.day";q=1000;w=86400`, h.Get("Ratelimit-Policy"))
 
 	// An unknown plan gets the base rates, and a warning at most once
 	// per ErrorLogInterval (10s).
@@ -181,7 +188,7 @@ func TestForPlan(t *testing.T) {
 		d, h = decide("platinum", bob)
 		require.True(t, d.Allowed)
 		assert.Empty(t, d.Plan())
-		assert.Equal(t, `"api.user.min";q=5;w=60, "api.user.day";q=1000;w=86400`, h.Get(core.HeaderPolicy))
+		assert.Equal(t, `"api.user.min";q=5;w=60, "api.user.day";q=1000;w=86400`, h.Get("Ratelimit-Policy"))
 	}
 	assert.Equal(t, 1, strings.Count(log.String(), "unknown plan"), log.String())
 	assert.Contains(t, log.String(), "plan=platinum")
@@ -233,7 +240,7 @@ func TestForPlanCosts(t *testing.T) {
 	assert.Equal(t, int64(5), d.Cost, "clamped to api.user's 5/min")
 }
 
-// FuzzParseRateTable: ParseRateTable never panics, and a table it reads
+// FuzzParseRateTable: RateTable.UnmarshalText never panics, and a table it reads
 // reads back the same from its String, plan keys included.
 func FuzzParseRateTable(f *testing.F) {
 	for _, s := range []string{
@@ -244,11 +251,11 @@ func FuzzParseRateTable(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		table, err := core.ParseRateTable(s)
+		table, err := parseTable(s)
 		if err != nil {
 			return
 		}
-		again, err := core.ParseRateTable(table.String())
+		again, err := parseTable(table.String())
 		require.NoError(t, err, "String of %q: %q", s, table.String())
 		assert.Equal(t, table, again)
 		for key := range table {

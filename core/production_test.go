@@ -71,7 +71,6 @@ func TestShadowScopes(t *testing.T) {
 		name string
 		cfg  core.Config
 	}{
-		{name: "ShadowScopes", cfg: core.Config{ShadowScopes: []string{"new"}}},
 		{name: "Scope.Shadow", cfg: core.Config{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +78,7 @@ func TestShadowScopes(t *testing.T) {
 			cfg := tt.cfg
 			cfg.Scopes = []core.Scope{
 				{Name: "api", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}},
-				{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: cfg.ShadowScopes == nil},
+				{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 			}
 			cfg.Logger = discard()
 			lim := newLimiter(t, cfg)
@@ -90,7 +89,7 @@ func TestShadowScopes(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, want, d.Outcome, "request %d", i+1)
 				assert.True(t, d.Allowed)
-				assert.Zero(t, d.RetryAfterSeconds(), "served: no Retry-After")
+				assert.Zero(t, d.Problem().RetryAfter, "served: no Retry-After")
 				assert.Equal(t, int64(0), d.Limits()[0].Remaining)
 			}
 			for _, want := range []core.Outcome{core.OutcomeAllowed, core.OutcomeDenied} {
@@ -187,40 +186,42 @@ func TestKeyCallersApartFromUsers(t *testing.T) {
 
 func TestRateTable(t *testing.T) {
 	t.Parallel()
-	tab, err := core.ParseRateTable(" api.anon=3/min,100/day  autocomplete.project.user=10/min ")
-	require.NoError(t, err)
+	var tab core.RateTable
+	require.NoError(t, tab.UnmarshalText([]byte(" api.anon=3/min,100/day  autocomplete.project.user=10/min ")))
 	assert.Equal(t, core.RateTable{"api.anon": "3/min,100/day", "autocomplete.project.user": "10/min"}, tab)
 	assert.Equal(t, "api.anon=3/min,100/day autocomplete.project.user=10/min", tab.String())
 
-	_, err = core.ParseRateTable("api.anon=3/minuets api.user api.anon=1/s x.other=1/s")
+	bad := tab
+	err := bad.UnmarshalText([]byte("api.anon=3/minuets api.user api.anon=1/s x.other=1/s"))
 	require.Error(t, err)
 	for _, want := range []string{`"api.anon=3/minuets"`, `unknown unit "minuets"`, `"api.user": no rate`, `key "x.other" is not SCOPE.anon or SCOPE.user`} {
 		assert.Contains(t, err.Error(), want)
 	}
-	_, err = core.ParseRateTable("api.anon=1/s api.anon=2/s")
-	assert.ErrorContains(t, err, "api.anon given twice")
+	assert.Equal(t, tab, bad, "left as it was")
+	assert.ErrorContains(t, bad.UnmarshalText([]byte("api.anon=1/s api.anon=2/s")), "api.anon given twice")
 
+	// A flag replaces the table its variable held, as flag.TextVar does.
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var fromFlag core.RateTable
-	fs.Var(&fromFlag, "rates", "")
-	require.NoError(t, fs.Parse([]string{"-rates", "api.anon=1/s", "-rates", "api.user=2/s"}))
+	fromFlag := core.RateTable{"api.user": "600/min"}
+	fs.TextVar(&fromFlag, "rates", fromFlag, "")
+	require.NoError(t, fs.Parse([]string{"-rates", "api.anon=1/s api.user=2/s"}))
 	assert.Equal(t, core.RateTable{"api.anon": "1/s", "api.user": "2/s"}, fromFlag)
-	assert.Error(t, fs.Parse([]string{"-rates", "api.anon=1/x"}))
+	err = fs.Parse([]string{"-rates", "api.anon=60/minn"})
+	assert.ErrorContains(t, err, `unknown unit "minn"`)
 
+	// JSON and YAML read the same text, from a string.
 	var cfg struct {
 		Rates core.RateTable `json:"rates" yaml:"rates"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(`{"rates": "api.anon=1/s"}`), &cfg))
 	assert.Equal(t, core.RateTable{"api.anon": "1/s"}, cfg.Rates)
-	require.NoError(t, json.Unmarshal([]byte(`{"rates": {"api.user": "5/min,1000/day"}}`), &cfg))
-	assert.Equal(t, core.RateTable{"api.user": "5/min,1000/day"}, cfg.Rates)
-	err = json.Unmarshal([]byte(`{"rates": {"api.user": "5/mn"}}`), &cfg)
-	assert.ErrorContains(t, err, `"api.user=5/mn"`)
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"rates": "api.user=5/mn"}`), &cfg), `"api.user=5/mn"`)
 	require.NoError(t, yaml.Unmarshal([]byte("rates: api.anon=1/s api.user=2/s\n"), &cfg))
 	assert.Equal(t, core.RateTable{"api.anon": "1/s", "api.user": "2/s"}, cfg.Rates)
-	require.NoError(t, yaml.Unmarshal([]byte("rates:\n  api.anon: 7/min\n"), &cfg))
-	assert.Equal(t, core.RateTable{"api.anon": "7/min"}, cfg.Rates)
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"rates": "api.anon=1/s api.user=2/s"}`, string(out))
 
 	lim := newLimiter(t, core.Config{Rates: tab, Scopes: []core.Scope{
 		core.DefaultScopes()[0],
@@ -240,11 +241,9 @@ func TestProxyCountText(t *testing.T) {
 		yaml string
 		want core.ProxyCount
 	}{
-		{name: "number", json: `{"num_proxies": 1}`, yaml: "num_proxies: 1", want: core.Proxies(1)},
-		{name: "string", json: `{"num_proxies": "2"}`, yaml: `num_proxies: "2"`, want: core.Proxies(2)},
-		{name: "zero", json: `{"num_proxies": 0}`, yaml: "num_proxies: 0", want: core.Proxies(0)},
+		{name: "one", json: `{"num_proxies": "1"}`, yaml: "num_proxies: 1", want: core.Proxies(1)},
+		{name: "zero", json: `{"num_proxies": "0"}`, yaml: "num_proxies: 0", want: core.Proxies(0)},
 		{name: "unset", json: `{"num_proxies": "unset"}`, yaml: "num_proxies: unset", want: core.ProxyCount{}},
-		{name: "null", json: `{"num_proxies": null}`, yaml: "num_proxies: ", want: core.ProxyCount{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -261,13 +260,13 @@ func TestProxyCountText(t *testing.T) {
 		})
 	}
 	var c conf
-	assert.ErrorContains(t, json.Unmarshal([]byte(`{"num_proxies": -1}`), &c), `number of proxies "-1"`)
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"num_proxies": "-1"}`), &c), `number of proxies "-1"`)
 	assert.ErrorContains(t, yaml.Unmarshal([]byte(`num_proxies: two`), &c), `number of proxies "two"`)
 
 	var p core.ProxyCount
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Var(&p, "num-proxies", "")
+	fs.TextVar(&p, "num-proxies", p, "")
 	require.NoError(t, fs.Parse([]string{"-num-proxies", "1"}))
 	assert.Equal(t, core.Proxies(1), p)
 	assert.Error(t, fs.Parse([]string{"-num-proxies", "x"}))
@@ -282,8 +281,6 @@ func TestRateAndNetworksText(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"rate": "100/15m", "trusted": "10.0.0.0/8, 192.0.2.7"}`), &c))
 	assert.Equal(t, core.Rate{Limit: 100, Period: 15 * 60e9}, c.Rate)
 	want := core.Networks{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32")}
-	assert.Equal(t, want, c.Trusted)
-	require.NoError(t, json.Unmarshal([]byte(`{"trusted": ["10.0.0.0/8", "192.0.2.7"]}`), &c))
 	assert.Equal(t, want, c.Trusted)
 	require.NoError(t, yaml.Unmarshal([]byte("rate: 60/min\ntrusted: 10.0.0.0/8,192.0.2.7\n"), &c))
 	assert.Equal(t, core.PerMinute(60), c.Rate)
@@ -303,15 +300,6 @@ func TestRateAndNetworksText(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-func TestRateTableYAMLMappingIsChecked(t *testing.T) {
-	t.Parallel()
-	var cfg struct {
-		Rates core.RateTable `yaml:"rates"`
-	}
-	err := yaml.Unmarshal([]byte("rates:\n  api.anon: 7/mn\n"), &cfg)
-	assert.ErrorContains(t, err, `"api.anon=7/mn"`)
-}
 
 func FuzzTrustedClientAddr(f *testing.F) {
 	f.Add("10.0.0.1:1", "6.6.6.6, 198.51.100.1, 10.1.1.1", 0)

@@ -42,9 +42,13 @@ func (k Kind) String() string {
 // A Name is made of lower-case letters, digits, '.', '_' and '-', and does
 // not end in ".anon" or ".user".
 //
-// Shadow puts the scope in shadow mode (see [Config.Shadow]): its callers
-// are counted and reported as if the limits were enforced, but a caller
-// over a limit is served.
+// Shadow puts the scope in shadow mode: every decision is counted,
+// observed and reported in the headers exactly as if the limits were
+// enforced, but a caller over a limit is served (the Decision allows it,
+// with [OutcomeShadow] and the RateLimit field showing what is left), and
+// the refusal it would have had is logged at most once per
+// Config.ErrorLogInterval. Use it to roll out a new limit and see whom it
+// would refuse. Default: false, the limits are enforced.
 //
 // FailClosed makes the scope refuse its requests while the store fails
 // (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
@@ -155,11 +159,11 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 }
 
 func scopeErr(format string, args ...any) error {
-	return &ConfigError{ID: IDInvalidScope, Err: fmt.Errorf(format, args...)}
+	return &ConfigError{ID: idInvalidScope, Err: fmt.Errorf(format, args...)}
 }
 
 func rateErr(format string, args ...any) error {
-	return &ConfigError{ID: IDInvalidRate, Err: fmt.Errorf(format, args...)}
+	return &ConfigError{ID: idInvalidRate, Err: fmt.Errorf(format, args...)}
 }
 
 // clone returns a copy of s that shares no memory with it.

@@ -1,21 +1,18 @@
 package core
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// This file gives the settings of a [Config] a text form, so that they load
-// from flags (flag.Value), environment variables and YAML
-// (encoding.TextUnmarshaler) and JSON, with errors that name the key and the
-// bad part.
+// This file gives the settings of a [Config] one text form each, through
+// encoding.TextMarshaler and encoding.TextUnmarshaler: flag.TextVar reads
+// them from flags, and encoding/json and YAML decoders from strings, with
+// errors that name the key and the bad part.
 
 // MarshalText returns r as [Rate.String] writes it ("60/min").
 func (r Rate) MarshalText() ([]byte, error) {
@@ -34,9 +31,6 @@ func (r *Rate) UnmarshalText(text []byte) error {
 	*r = v
 	return nil
 }
-
-// Set is [Rate.UnmarshalText] for the flag package.
-func (r *Rate) Set(s string) error { return r.UnmarshalText([]byte(s)) }
 
 // MarshalText returns the number of proxies, or "unset".
 func (p ProxyCount) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
@@ -57,34 +51,6 @@ func (p *ProxyCount) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// Set is [ProxyCount.UnmarshalText] for the flag package.
-func (p *ProxyCount) Set(s string) error { return p.UnmarshalText([]byte(s)) }
-
-// MarshalJSON returns the number of proxies, or null when unset.
-func (p ProxyCount) MarshalJSON() ([]byte, error) {
-	if !p.set {
-		return []byte("null"), nil
-	}
-	return strconv.AppendInt(nil, int64(p.n), 10), nil
-}
-
-// UnmarshalJSON reads a number (1), a string ("1", "unset") or null.
-func (p *ProxyCount) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
-		*p = ProxyCount{}
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		b = []byte(s)
-	}
-	return p.UnmarshalText(b)
-}
-
 // A RateTable is the text form of [Config.Rates]: space-separated parts
 // SCOPE.KIND=RATE[,RATE...], such as
 //
@@ -95,16 +61,17 @@ func (p *ProxyCount) UnmarshalJSON(b []byte) error {
 //
 //	api.user=600/min,20000/day api.user@gold=6000/min,200000/day
 //
-// Use it as a flag (flag.Var), or decode it from an environment variable,
-// YAML or JSON (a string in that form, or an object of keys and rates),
-// then convert it: Config{Rates: table}. Each part is checked for the form
-// and its rates; [New] checks that the scope is known.
+// Read it from a flag (flag.TextVar), an environment variable, YAML or JSON
+// (a string in that form) with [RateTable.UnmarshalText]. Each part is
+// checked for the form and its rates; [New] checks that the scope is
+// known.
 type RateTable map[string]string
 
-// ParseRateTable reads s, space-separated SCOPE.KIND=RATE[,RATE...] and
-// SCOPE.user@PLAN=RATE[,RATE...] parts, into a RateTable. Every bad part is reported, joined, each error quoting
-// the part and saying what is wrong with it.
-func ParseRateTable(s string) (RateTable, error) {
+// parseRateTable reads s, space-separated SCOPE.KIND=RATE[,RATE...] and
+// SCOPE.user@PLAN=RATE[,RATE...] parts, into a RateTable. Every bad part
+// is reported, joined, each error quoting the part and saying what is wrong
+// with it.
+func parseRateTable(s string) (RateTable, error) {
 	t := RateTable{}
 	return t, t.add(s)
 }
@@ -144,8 +111,8 @@ func (t RateTable) set(part, key, val string) error {
 	return nil
 }
 
-// String returns the table in the form [ParseRateTable] reads, sorted by
-// key.
+// String returns the table in the form [RateTable.UnmarshalText] reads,
+// sorted by key.
 func (t RateTable) String() string {
 	keys := make([]string, 0, len(t))
 	for k := range t {
@@ -162,72 +129,15 @@ func (t RateTable) String() string {
 	return b.String()
 }
 
-// Set adds the parts of s to the table, for the flag package, each
-// replacing the table's entry of its key: a flag replaces the rates that
-// the variable held as its default, and a later flag those of an earlier
-// one, key by key; a flag given twice adds both. A key given twice in s is
-// an error, as in [ParseRateTable]; on any error the table is left as it
-// was.
-func (t *RateTable) Set(s string) error {
-	v, err := ParseRateTable(s)
-	if err != nil {
-		return err
-	}
-	if *t == nil {
-		*t = RateTable{}
-	}
-	maps.Copy(*t, v)
-	return nil
-}
+// MarshalText returns [RateTable.String].
+func (t RateTable) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
-// UnmarshalText replaces the table with the one [ParseRateTable] reads.
+// UnmarshalText replaces the table with the parts of text. Every bad part
+// is reported, joined, each error quoting the part and saying what is
+// wrong with it; the table is then left as it was.
 func (t *RateTable) UnmarshalText(text []byte) error {
-	v, err := ParseRateTable(string(text))
+	v, err := parseRateTable(string(text))
 	if err != nil {
-		return err
-	}
-	*t = v
-	return nil
-}
-
-// UnmarshalJSON reads a string in the form of [ParseRateTable], or an
-// object {"api.anon": "60/min,1000/day", ...}; either way every part is
-// checked as ParseRateTable checks it, and the table is replaced.
-func (t *RateTable) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		return t.UnmarshalText([]byte(s))
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("rates: want a string or an object of strings: %w", err)
-	}
-	return t.fromMap(m)
-}
-
-// UnmarshalYAML is UnmarshalJSON for YAML (go.yaml.in/yaml/v3 and
-// gopkg.in/yaml.v2 call it): a string or a mapping of keys to rates.
-func (t *RateTable) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err == nil {
-		return t.UnmarshalText([]byte(s))
-	}
-	var m map[string]string
-	if err := unmarshal(&m); err != nil {
-		return fmt.Errorf("rates: want a string or a mapping of strings: %w", err)
-	}
-	return t.fromMap(m)
-}
-
-// fromMap replaces t with m, each entry checked as a part of
-// ParseRateTable.
-func (t *RateTable) fromMap(m map[string]string) error {
-	v := RateTable{}
-	var errs []error
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		errs = append(errs, v.set(k+"="+m[k], k, m[k]))
-	}
-	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	*t = v
@@ -277,33 +187,15 @@ func (n Networks) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Set replaces the list with the one [ParseNetworks] reads, for the flag
-// package.
-func (n *Networks) Set(s string) error {
-	v, err := ParseNetworks(s)
+// MarshalText returns [Networks.String].
+func (n Networks) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText replaces the list with the one [ParseNetworks] reads.
+func (n *Networks) UnmarshalText(text []byte) error {
+	v, err := ParseNetworks(string(text))
 	if err != nil {
 		return err
 	}
 	*n = v
 	return nil
-}
-
-// MarshalText returns [Networks.String].
-func (n Networks) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
-
-// UnmarshalText is [Networks.Set].
-func (n *Networks) UnmarshalText(text []byte) error { return n.Set(string(text)) }
-
-// UnmarshalJSON reads a string in the form of ParseNetworks, or an array of
-// such strings.
-func (n *Networks) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		return n.Set(s)
-	}
-	var parts []string
-	if err := json.Unmarshal(b, &parts); err != nil {
-		return fmt.Errorf("networks: want a string or an array of strings: %w", err)
-	}
-	return n.Set(strings.Join(parts, ","))
 }

@@ -1,56 +1,11 @@
 package core
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-)
-
-// HeaderWarning is the response header that [Decision.SetHeaders] sets to
+// headerWarning is the response field that [Decision.SetHeaders] sets to
 // "load" when the caller of a window limit has used more than
 // Config.LoadRatio of a limit: "Ratescope-Warning: load". The name is
 // ratescope's own, so that it never clashes with a field a later revision
 // of the IETF RateLimit draft might define.
-const HeaderWarning = "Ratescope-Warning"
+const headerWarning = "Ratescope-Warning"
 
-// LoadWarning is the value of [HeaderWarning], and of the "warning" member
-// that [WarnJSON] adds.
-const LoadWarning = "load"
-
-// WarnJSON returns v, to be encoded as JSON, with "warning":"load" added at
-// the top level of its object when load is true: the XRP Ledger server's
-// way of telling a caller that it is near the limit. Pass the decision's
-// Load ([Decision.Load], or a balance decision's). v must encode as a JSON
-// object; when load is false, v is returned as it is.
-//
-// For a JSON-RPC reply, wrap the result object: the warning then goes
-// inside "result", where rippled puts it for JSON-RPC.
-func WarnJSON(load bool, v any) any {
-	if !load {
-		return v
-	}
-	return warned{v}
-}
-
-// warned is a value whose JSON object gets "warning":"load".
-type warned struct{ v any }
-
-var errNotObject = errors.New("ratescope: WarnJSON: the value does not encode as a JSON object")
-
-// MarshalJSON encodes the value and adds the warning as its first member.
-func (w warned) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(w.v)
-	if err != nil {
-		return nil, err
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) < 2 || b[0] != '{' {
-		return nil, errNotObject
-	}
-	out := make([]byte, 0, len(b)+20)
-	out = append(out, `{"warning":"load"`...)
-	if rest := bytes.TrimSpace(b[1:]); len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, b[1:]...), nil
-}
+// loadWarning is the value of headerWarning.
+const loadWarning = "load"

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -11,30 +10,6 @@ import (
 
 	"github.com/ratescope/ratescope/core"
 )
-
-func TestWarnJSON(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		load bool
-		v    any
-		want string
-	}{
-		{name: "no load", load: false, v: map[string]int{"id": 1}, want: `{"id":1}`},
-		{name: "load", load: true, v: map[string]int{"id": 1}, want: `{"warning":"load","id":1}`},
-		{name: "empty object", load: true, v: struct{}{}, want: `{"warning":"load"}`},
-		{name: "json-rpc result", load: false, v: map[string]any{"result": core.WarnJSON(true, map[string]string{"status": "success"})}, want: `{"result":{"warning":"load","status":"success"}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			b, err := json.Marshal(core.WarnJSON(tc.load, tc.v))
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, string(b))
-		})
-	}
-	_, err := json.Marshal(core.WarnJSON(true, []int{1}))
-	assert.ErrorContains(t, err, "JSON object")
-}
 
 func TestLoadWarningHeader(t *testing.T) {
 	t.Parallel()
@@ -45,7 +20,7 @@ func TestLoadWarningHeader(t *testing.T) {
 	for range 10 {
 		h := make(map[string][]string)
 		g.Decide(context.Background(), anonCaller("192.0.2.1"), h)
-		got = append(got, strings.Join(h[core.HeaderWarning], ","))
+		got = append(got, strings.Join(h["Ratescope-Warning"], ","))
 	}
 	// 0.8 of 10: warned once fewer than 2 remain.
 	assert.Equal(t, []string{"", "", "", "", "", "", "", "", "load", "load"}, got)

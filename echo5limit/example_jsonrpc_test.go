@@ -48,7 +48,7 @@ func Example_jsonRPC() {
 			balance.WriteOverloaded(c.Response())
 			return nil
 		}
-		return c.JSON(http.StatusOK, map[string]any{"result": core.WarnJSON(d.Load, map[string]any{"status": "success"})})
+		return c.JSON(http.StatusOK, map[string]any{"result": balance.WarnJSON(d.Load, map[string]any{"status": "success"})})
 	})
 	e.GET("/ws", func(c *echo.Context) error {
 		conn, err := ws.Accept(c.Response(), c.Request(), lim.Caller(c.Request(), core.Caller{}), false)
@@ -61,7 +61,7 @@ func Example_jsonRPC() {
 				return nil
 			}
 			d, err := conn.Charge(ctx, 20) // a dropped caller is closed with 1008
-			if err != nil || conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]any{"type": "response"})) != nil {
+			if err != nil || conn.WriteJSON(ctx, balance.WarnJSON(d.Load, map[string]any{"type": "response"})) != nil {
 				return nil
 			}
 		}

@@ -48,7 +48,7 @@ func Example_jsonRPC() {
 			balance.WriteOverloaded(c.Writer)
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"result": core.WarnJSON(d.Load, gin.H{"status": "success"})})
+		c.JSON(http.StatusOK, gin.H{"result": balance.WarnJSON(d.Load, gin.H{"status": "success"})})
 	})
 	r.GET("/ws", func(c *gin.Context) {
 		conn, err := ws.Accept(c.Writer, c.Request, lim.Caller(c.Request, core.Caller{}), false)
@@ -61,7 +61,7 @@ func Example_jsonRPC() {
 				return
 			}
 			d, err := conn.Charge(ctx, 20) // a dropped caller is closed with 1008
-			if err != nil || conn.WriteJSON(ctx, core.WarnJSON(d.Load, gin.H{"type": "response"})) != nil {
+			if err != nil || conn.WriteJSON(ctx, balance.WarnJSON(d.Load, gin.H{"type": "response"})) != nil {
 				return
 			}
 		}

@@ -72,11 +72,11 @@ func ExampleConfig_shadowScope() {
 	lim, err := core.New(core.Config{
 		Store: store,
 		Scopes: append(core.DefaultScopes(), core.Scope{
-			Name: "export",
-			Anon: []core.Rate{core.PerMinute(2), core.PerDay(20)},
-			User: []core.Rate{core.PerMinute(10), core.PerDay(200)},
+			Name:   "export",
+			Anon:   []core.Rate{core.PerMinute(2), core.PerDay(20)},
+			User:   []core.Rate{core.PerMinute(10), core.PerDay(200)},
+			Shadow: true, // counted and reported, never refused
 		}),
-		ShadowScopes: []string{"export"}, // counted and reported, never refused
 		Observe: func(_ context.Context, e core.Event) {
 			if e.Outcome == core.OutcomeShadow { // Event.Outcome: window and balance decisions alike
 				shadowed++ // or feed metrics: package ratescope/prometheus
@@ -105,7 +105,7 @@ func ExampleConfig_shadowScope() {
 	}
 	fmt.Println("would have been refused:", shadowed)
 	// Output:
-	// ratescope.W610 scopes export are in shadow mode: callers over a limit are counted and logged but served.
+	// ratescope.W610 scope export is in shadow mode: callers over a limit are counted and logged but served.
 	// 200 "export.anon.min";r=1, "export.anon.day";r=19
 	// 200 "export.anon.min";r=0, "export.anon.day";r=18
 	// 200 "export.anon.min";r=0;t=60, "export.anon.day";r=18

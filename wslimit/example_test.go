@@ -53,7 +53,7 @@ func Example() {
 			if err != nil {
 				return // dropped, and closed with 1008
 			}
-			if err := conn.WriteJSON(r.Context(), core.WarnJSON(d.Load, map[string]string{"type": "response"})); err != nil {
+			if err := conn.WriteJSON(r.Context(), balance.WarnJSON(d.Load, map[string]string{"type": "response"})); err != nil {
 				return
 			}
 		}

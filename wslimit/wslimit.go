@@ -19,7 +19,7 @@
 //		// ... parse msg, pick its cost ...
 //		d, err := conn.Charge(ctx, cost) // ErrDropped: closed with 1008
 //		// ... serve it ...
-//		err = conn.WriteJSON(ctx, core.WarnJSON(d.Load, reply))
+//		err = conn.WriteJSON(ctx, balance.WarnJSON(d.Load, reply))
 //	}
 //
 // Use it for a WebSocket API; for JSON-RPC over HTTP, the middlewares'
@@ -202,7 +202,7 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 // [balance.Guard.Charge] does (a cost of 0 charges nothing but still
 // refuses a dropped caller; the scope's cost classes name the usual costs,
 // Guard.Config().Costs), and returns the decision: add "warning":"load" to
-// the reply when d.Load ([core.WarnJSON]). When the caller is dropped,
+// the reply when d.Load ([balance.WarnJSON]). When the caller is dropped,
 // Charge closes the connection with code 1008 and reason "threshold
 // exceeded" and returns [ErrDropped]; the guard logged the drop once, when
 // the caller became dropped (see [balance.Guard.Charge]). A store failure

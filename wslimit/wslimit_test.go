@@ -102,7 +102,7 @@ func echoServerWith(t *testing.T, logs *syncBuffer, tweak func(*core.Config, *ba
 			if err != nil {
 				return // ErrDropped or ErrFailedClosed: closed
 			}
-			if err := conn.WriteJSON(ctx, core.WarnJSON(d.Load, map[string]int64{"cost": cost, "balance": d.Balance})); err != nil {
+			if err := conn.WriteJSON(ctx, balance.WarnJSON(d.Load, map[string]int64{"cost": cost, "balance": d.Balance})); err != nil {
 				return
 			}
 		}

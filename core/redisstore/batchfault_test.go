@@ -62,15 +62,15 @@ func faultLimiter(t *testing.T, s core.Store, clock *storetest.Clock) *core.Limi
 	t.Helper()
 	rates := []core.Rate{core.PerMinute(batchLimit)}
 	var scopes []core.Scope
-	for _, name := range batchScopes {
-		scopes = append(scopes, core.Scope{Name: name, Anon: rates, User: rates})
+	for i, name := range batchScopes {
+		// The first two fail closed.
+		scopes = append(scopes, core.Scope{Name: name, Anon: rates, User: rates, FailClosed: i < 2})
 	}
 	lim, err := core.New(core.Config{
-		Store:            s,
-		Scopes:           scopes,
-		FailClosedScopes: batchScopes[:2],
-		Now:              clock.Now,
-		Logger:           slog.New(slog.DiscardHandler),
+		Store:  s,
+		Scopes: scopes,
+		Now:    clock.Now,
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
 	return lim

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
-	"github.com/ratescope/ratescope/core"
 )
 
 // TestPage checks that the portal serves its search page at / on every
@@ -25,7 +24,7 @@ func TestPage(t *testing.T) {
 				resp, body := p.get(t, "/", "")
 				require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 				assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
-				assert.Empty(t, resp.Header.Get(core.HeaderRateLimit), "the page is not limited")
+				assert.Empty(t, resp.Header.Get("Ratelimit"), "the page is not limited")
 				assert.Equal(t, len(autocomplete.Names()), strings.Count(string(body), `class="box"`))
 				for _, name := range autocomplete.Names() {
 					assert.Contains(t, string(body), `<input id="search-`+name+`"`)

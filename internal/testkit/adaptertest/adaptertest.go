@@ -547,7 +547,7 @@ func testDenyHandler(t *testing.T, build builder) {
 	assert.Contains(t, w.Header().Get("RateLimit"), `"api.anon.min";r=0;t=`)
 	require.Len(t, denied, 1)
 	assert.False(t, denied[0].Allowed)
-	assert.Equal(t, retry, strconv.FormatInt(denied[0].RetryAfterSeconds(), 10))
+	assert.Equal(t, retry, strconv.FormatInt(denied[0].Problem().RetryAfter, 10))
 }
 
 // failingStore is a core.Store that cannot be reached.
@@ -594,8 +594,8 @@ func testDecisionNotKept(t *testing.T, build builder) {
 	for i := range 2 {
 		w := a.get("192.0.2.1:1234", nil)
 		assert.Equal(t, http.StatusInternalServerError, w.Code, "the handler found no decision")
-		assert.Equal(t, anonPolicy, w.Header().Get(core.HeaderPolicy))
-		assert.Equal(t, `"api.anon.min";r=`+strconv.Itoa(2-i)+`, "api.anon.day";r=`+strconv.Itoa(99-i), w.Header().Get(core.HeaderRateLimit), "request %d counted", i+1)
+		assert.Equal(t, anonPolicy, w.Header().Get("Ratelimit-Policy"))
+		assert.Equal(t, `"api.anon.min";r=`+strconv.Itoa(2-i)+`, "api.anon.day";r=`+strconv.Itoa(99-i), w.Header().Get("Ratelimit"), "request %d counted", i+1)
 	}
 	assert.Equal(t, 2, a.served())
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -137,7 +138,7 @@ func testShadow(t *testing.T, build builder) {
 	var ev events
 	logs := &logRecords{}
 	a := newAppWith(t, build, nil, func(c *core.Config) {
-		c.Shadow = true
+		c.Scopes = apiScopes(c.Scopes, func(s *core.Scope) { s.Shadow = true })
 		c.Observe = ev.observe
 		c.Logger = slog.New(logs)
 	}, Options{User: UserFromHeader})
@@ -306,4 +307,19 @@ func testTrustedWalk(t *testing.T, build builder) {
 		require.Equal(t, http.StatusOK, a.get(tt.peer, h).Code, tt.name)
 		assert.Equal(t, tt.want, a.last().Caller.String(), tt.name)
 	}
+}
+
+// apiScopes returns scopes, or the default scopes when nil, with the scope
+// "api" changed by set.
+func apiScopes(scopes []core.Scope, set func(*core.Scope)) []core.Scope {
+	if scopes == nil {
+		scopes = core.DefaultScopes()
+	}
+	scopes = slices.Clone(scopes)
+	for i := range scopes {
+		if scopes[i].Name == "api" {
+			set(&scopes[i])
+		}
+	}
+	return scopes
 }

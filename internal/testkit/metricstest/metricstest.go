@@ -85,7 +85,9 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 	require.NoError(t, err)
 	down, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Logger: discard, Observe: observe})
 	require.NoError(t, err)
-	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), FailClosedScopes: []string{"api"}, Logger: discard, Observe: observe})
+	closedScopes := core.DefaultScopes()
+	closedScopes[0].FailClosed = true
+	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Scopes: closedScopes, Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	return Limiters{Limiter: lim, WS: ws, Store: store, Down: down, Closed: closed}
 }

@@ -93,12 +93,15 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 
 	t.Run("FailClosedSearchBoxAnswers503WithEmptyList", func(t *testing.T) {
 		t.Parallel()
+		scopes := append(core.DefaultScopes(), autocomplete.Scopes()...)
+		for i := range scopes {
+			scopes[i].FailClosed = scopes[i].Name == autocomplete.Scope("project")
+		}
 		lim, err := core.New(core.Config{
-			Store:            downStore{},
-			Scopes:           append(core.DefaultScopes(), autocomplete.Scopes()...),
-			FailClosedScopes: []string{autocomplete.Scope("project")},
-			NumProxies:       core.Proxies(0),
-			Logger:           slog.New(slog.DiscardHandler),
+			Store:      downStore{},
+			Scopes:     scopes,
+			NumProxies: core.Proxies(0),
+			Logger:     slog.New(slog.DiscardHandler),
 		})
 		require.NoError(t, err)
 		p := &client{Portal: build(t, lim)}

@@ -64,8 +64,8 @@ func DefaultSettings() Settings {
 // -trusted-proxies, -route, -max-entries, -logged-by and -proxy-addr.
 func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.Var((*rawTable)(&s.Rates), "rates", "the rates: `SCOPE.KIND=RATE[,RATE...] ...` (as core.RateTable reads them), over each scope's starting values")
-	fs.Var(&s.NumProxies, "num-proxies", "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
-	fs.Var(&s.TrustedProxies, "trusted-proxies", "the application's trusted proxy networks: `CIDR[,CIDR...]`")
+	fs.TextVar(&s.NumProxies, "num-proxies", s.NumProxies, "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
+	fs.TextVar(&s.TrustedProxies, "trusted-proxies", s.TrustedProxies, "the application's trusted proxy networks: `CIDR[,CIDR...]`")
 	fs.Var(&s.Routes, "route", "`PREFIX=SCOPE[:COST]`: requests whose path starts with PREFIX are decided in SCOPE at COST (default 1); repeatable; SCOPE ending in .* takes the next part of the path; added to /api/=api and /autocomplete/=autocomplete.*, a route of the same PREFIX replacing one of them; a SCOPE of your own needs its rates in -rates")
 	fs.IntVar(&s.MaxEntries, "max-entries", 0, "the most callers kept in memory, per store and for the statistics (default 1048576)")
 	fs.StringVar(&s.LoggedBy, "logged-by", s.LoggedBy, "who wrote the log: proxy (a reverse proxy in front of the application) or app (the application itself)")
@@ -181,8 +181,8 @@ func newDecider(s Settings, spec string) (*decider, error) {
 	table := core.RateTable{}
 	maps.Copy(table, s.Rates)
 	if spec != "" {
-		over, err := core.ParseRateTable(spec)
-		if err != nil {
+		var over core.RateTable
+		if err := over.UnmarshalText([]byte(spec)); err != nil {
 			return nil, err
 		}
 		maps.Copy(table, over)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
@@ -43,10 +45,25 @@ func ledgerConfig(o Options, lim *core.Limiter, store balance.Store) balance.Con
 	return cfg
 }
 
-// windowScopes returns the scopes of -fail-closed that are the limiter's:
-// all but the balance scope.
-func windowScopes(names []string) []string {
-	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ScopeLedger })
+// failClosed makes the scopes that -fail-closed names fail closed, or
+// returns an error naming the first that is no scope: the balance scope
+// is the ledger's (ledgerConfig).
+func failClosed(scopes []core.Scope, names []string) error {
+	for _, name := range names {
+		i := slices.IndexFunc(scopes, func(s core.Scope) bool { return s.Name == name })
+		switch {
+		case i >= 0:
+			scopes[i].FailClosed = true
+		case name != ScopeLedger:
+			known := []string{ScopeLedger}
+			for _, s := range scopes {
+				known = append(known, s.Name)
+			}
+			slices.Sort(known)
+			return fmt.Errorf("-fail-closed: %q is no known scope; want one of %s", name, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // ledger is the part of the App that serves /ws and /rpc.
@@ -145,7 +162,7 @@ func (a *App) RPCCost(r *http.Request) int64 {
 // RPCReply is the body of a successful POST /rpc: {"result":{"status":
 // "success"}}, with "warning":"load" inside result when load is true.
 func RPCReply(load bool) any {
-	return map[string]any{"result": core.WarnJSON(load, map[string]string{"status": "success"})}
+	return map[string]any{"result": balance.WarnJSON(load, map[string]string{"status": "success"})}
 }
 
 // wsReply is the reply to one WebSocket command.
@@ -188,7 +205,7 @@ func (a *App) ServeWS(w http.ResponseWriter, r *http.Request, user string) {
 		if err != nil {
 			return // dropped: closed with 1008
 		}
-		if err := conn.WriteJSON(ctx, core.WarnJSON(d.Load, wsReply{ID: req.ID, Type: "response", Status: "success"})); err != nil {
+		if err := conn.WriteJSON(ctx, balance.WarnJSON(d.Load, wsReply{ID: req.ID, Type: "response", Status: "success"})); err != nil {
 			return
 		}
 	}

@@ -139,11 +139,11 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
 	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, ", ")+" (Echo v5)")
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
-	fs.Var(&o.NumProxies, "num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
-	fs.Var(&o.TrustedProxies, "trusted-proxies", "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
-	fs.Var(&o.Rates, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
+	fs.TextVar(&o.NumProxies, "num-proxies", o.NumProxies, "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
+	fs.TextVar(&o.TrustedProxies, "trusted-proxies", o.TrustedProxies, "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
+	fs.TextVar(&o.Rates, "rates", o.Rates, "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
-	fs.Var(&o.Headers, "headers", "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
+	fs.TextVar(&o.Headers, "headers", o.Headers, "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
 	fs.Var(metricsFlag{&o.Metrics}, "metrics", "serve GET /metrics: `prometheus` (the text format; -metrics alone) or otel (OpenTelemetry, as JSON)")
 	fs.Int64Var(&o.ExportCost, "export-cost", DefaultExportCost, "cost `N` of GET /api/export in scope api, 1 or more")
 	var admins string
@@ -151,7 +151,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.Int64Var(&o.Warn, "warn", 0, "warning threshold `N` of the /ws and /rpc balance, at most the drop threshold (default 5000, or -drop if lower)")
 	fs.Int64Var(&o.Drop, "drop", 0, "drop threshold `N` of the /ws and /rpc balance (default 15000)")
 	fs.StringVar(&o.AdminToken, "admin-token", "", "enables DELETE /admin/limits/SCOPE?caller=ADDRESS|user=NAME with header X-Admin-Token: `TOKEN`, which clears a caller's counts in SCOPE, and the live view at /debug/limits")
-	fs.Var(&o.ExemptNetworks, "exempt-networks", "comma-separated `CIDR`s whose callers are never limited, in every scope")
+	fs.TextVar(&o.ExemptNetworks, "exempt-networks", o.ExemptNetworks, "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
 	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
 	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
@@ -265,19 +265,24 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 		}
 		store, a.StoreName, a.close = rs, "redis", client.Close
 	}
+	scopes := append(append(core.DefaultScopes(), autocomplete.Scopes()...), LoginScope())
+	for i := range scopes {
+		scopes[i].Shadow = o.Shadow
+	}
+	if err := failClosed(scopes, o.FailClosed); err != nil {
+		_ = a.close()
+		return nil, usage("%w", err)
+	}
 	cfg := core.Config{
 		Store:          store,
-		Scopes:         append(append(core.DefaultScopes(), autocomplete.Scopes()...), LoginScope()),
+		Scopes:         scopes,
 		Rates:          o.Rates,
 		NumProxies:     o.NumProxies,
 		TrustedProxies: o.TrustedProxies,
-		Shadow:         o.Shadow,
 		Now:            o.Now,
 		Logger:         logger,
-
-		ExemptNetworks:   o.ExemptNetworks,
-		FailClosedScopes: windowScopes(o.FailClosed),
-		Headers:          o.Headers,
+		ExemptNetworks: o.ExemptNetworks,
+		Headers:        o.Headers,
 	}
 	var prom *Metrics
 	var otel *otelMetrics
