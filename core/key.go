@@ -10,7 +10,7 @@ import (
 // anonymous caller by its network, and an anonymous caller whose address is
 // unknown by a key of its own that no network shares.
 //
-// An id longer than [MaxKeyUser] bytes is kept as "sha256:" and the 64 hex
+// An id longer than 64 bytes (maxKeyUser) is kept as "sha256:" and the 64 hex
 // digits of its SHA-256 digest, so that no caller can make its count as
 // large as it likes; no short id is ever a digest form, and two long ids
 // share a key only if SHA-256 collides.
@@ -20,9 +20,9 @@ type Key struct {
 	known bool     // anonymous: the address is known
 }
 
-// MaxKeyUser is the length, in bytes, of the longest user id a [Key] keeps
+// maxKeyUser is the length, in bytes, of the longest user id a [Key] keeps
 // as it is.
-const MaxKeyUser = 64
+const maxKeyUser = 64
 
 const keyDigestPrefix = "sha256:"
 
@@ -39,7 +39,7 @@ func (c Caller) Key() Key {
 
 // keyUser returns the form under which a user id is counted.
 func keyUser(id string) string {
-	if len(id) <= MaxKeyUser {
+	if len(id) <= maxKeyUser {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))

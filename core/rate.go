@@ -11,8 +11,8 @@ import (
 // MaxLimit is the largest number of units a Rate may allow in one period.
 const MaxLimit = 1<<31 - 1
 
-// MaxPeriod is the longest period a Rate may have: 366 days.
-const MaxPeriod = 366 * 24 * time.Hour
+// maxPeriod is the longest period a Rate may have: 366 days.
+const maxPeriod = 366 * 24 * time.Hour
 
 // A Rate allows Limit units of work (requests, each costing 1 unless said
 // otherwise) in any interval of length Period. The zero value allows nothing
@@ -81,8 +81,8 @@ func ParseRate(s string) (Rate, error) {
 	if !ok {
 		return bad(fmt.Sprintf("unknown unit %q", strings.TrimSpace(per[i:])))
 	}
-	if mult > int64(MaxPeriod/unit) {
-		return bad(fmt.Sprintf("period is longer than %s", MaxPeriod))
+	if mult > int64(maxPeriod/unit) {
+		return bad(fmt.Sprintf("period is longer than %s", maxPeriod))
 	}
 	return Rate{Limit: n, Period: time.Duration(mult) * unit}, nil
 }
@@ -112,13 +112,13 @@ func ParseRates(s string) ([]Rate, error) {
 
 // Validate reports whether r can be enforced: a Limit from 1 to [MaxLimit]
 // and a Period of at least one second, a whole number of seconds, at most
-// [MaxPeriod].
+// 366 days.
 func (r Rate) Validate() error {
 	switch {
 	case r.Limit < 1 || r.Limit > MaxLimit:
 		return fmt.Errorf("rate %s: limit must be from 1 to %d", r, MaxLimit)
-	case r.Period < time.Second || r.Period > MaxPeriod || r.Period%time.Second != 0:
-		return fmt.Errorf("rate %s: period must be a whole number of seconds from 1s to %s", r, MaxPeriod)
+	case r.Period < time.Second || r.Period > maxPeriod || r.Period%time.Second != 0:
+		return fmt.Errorf("rate %s: period must be a whole number of seconds from 1s to %s", r, maxPeriod)
 	}
 	return nil
 }
