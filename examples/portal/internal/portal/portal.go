@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -141,7 +142,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
 	fs.TextVar(&o.NumProxies, "num-proxies", o.NumProxies, "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
 	fs.TextVar(&o.TrustedProxies, "trusted-proxies", o.TrustedProxies, "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
-	fs.TextVar(&o.Rates, "rates", o.Rates, "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
+	fs.Var(ratesFlag{&o.Rates}, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
 	fs.TextVar(&o.Headers, "headers", o.Headers, "`MODE` of the rate-limit fields: all (every response, the default), refused (refusals only) or none (a 429 keeps Retry-After)")
 	fs.Var(metricsFlag{&o.Metrics}, "metrics", "serve GET /metrics: `prometheus` (the text format; -metrics alone) or otel (OpenTelemetry, as JSON)")
@@ -184,6 +185,29 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 		return o, &UsageError{Err: err}
 	}
 	return o, nil
+}
+
+// ratesFlag is -rates: each flag adds its parts to the table, a key of a
+// later flag replacing the same key of an earlier one.
+type ratesFlag struct{ t *core.RateTable }
+
+func (f ratesFlag) String() string {
+	if f.t == nil {
+		return ""
+	}
+	return f.t.String()
+}
+
+func (f ratesFlag) Set(s string) error {
+	var parts core.RateTable
+	if err := parts.UnmarshalText([]byte(s)); err != nil {
+		return err
+	}
+	if *f.t == nil {
+		*f.t = core.RateTable{}
+	}
+	maps.Copy(*f.t, parts)
+	return nil
 }
 
 func validFramework(f string) bool {
