@@ -96,7 +96,7 @@ type Config struct {
 	// the address of its request, as [Limiter.Caller] finds it after the
 	// proxy rules (NumProxies, TrustedProxies), is in one of them,
 	// whether the caller is anonymous, signed in or counted by key: "never
-	// limit our office" means everybody in the office (ADR 0102). An
+	// limit our office" means everybody in the office (ADR 0008). An
 	// exempt request is served, not counted, has no RateLimit headers,
 	// and is observed with Outcome [OutcomeExempt], in window and balance
 	// scopes alike. An anonymous [Caller] made without Limiter.Caller is

@@ -57,7 +57,7 @@ type Decision struct {
 	n      int
 	res    Result // the store's answer: Limits[:n] are the limits' states
 
-	grant *grant // what a Ticket's decision can give back (ticket.go); nil for any other
+	grant *grant // what a Ticket's decision can give back (guard.go); nil for any other
 }
 
 // Limits returns the state of each limit after the request, in the order of

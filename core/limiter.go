@@ -38,7 +38,7 @@ type Limiter struct {
 	failures  atomic.Int64
 	config    Config
 
-	exempt    *exemptions // nil without allowlists (allowlist.go)
+	exempt    *exemptions // nil without allowlists (caller.go)
 	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
 
 	planLog rateLog // requests on unknown plans (plan.go)

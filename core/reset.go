@@ -27,7 +27,7 @@ var ErrUnknownScope = errors.New("ratescope: unknown scope")
 //
 // It is safe to call concurrently with the decisions: a request decided
 // while the reset is in flight is counted either before it (and cleared)
-// or after it (ADR 0100).
+// or after it (ADR 0014).
 //
 // The error wraps [ErrUnknownScope] when scope is no scope of the
 // limiter, and is the store's error, wrapped, when it failed.

@@ -24,7 +24,7 @@ type Redis struct {
 	Calls int64
 	// Commands is the number of script calls (EVALSHA, or EVAL after
 	// NOSCRIPT) that carried Calls: fewer than Calls when the take
-	// decisions of a batch shared a call (ADR 0110).
+	// decisions of a batch shared a call (ADR 0006).
 	Commands int64
 	// RoundTrips is the number of pipelines (or lone commands) that carried
 	// Calls: fewer than Calls when decisions were batched. On a cluster a

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// The speed guard (CONTRIBUTING.md, "The speed guard"): the
+// The speed guard (CONTRIBUTING.md, "The speed guard and the allocation bounds"): the
 // time of a request through the middleware in its default settings (two
 // limits, the fields on every response, the default clock, memstore),
 // divided by the time of the same request to a bare Gin route, measured in
@@ -88,5 +88,5 @@ func TestSpeedGuard(t *testing.T) {
 		ratio, speedRecorded, most,
 		float64(slices.Min(limitedTimes))/speedRequests, float64(slices.Min(bareTimes))/speedRequests)
 	assert.LessOrEqual(t, ratio, most,
-		"a request through ginlimit costs %.2f times a bare Gin route, more than the recorded %.2f allows (see docs/adr/0140-a-speed-guard-by-ratio.md)", ratio, speedRecorded)
+		"a request through ginlimit costs %.2f times a bare Gin route, more than the recorded %.2f allows (see CONTRIBUTING.md, The speed guard and the allocation bounds)", ratio, speedRecorded)
 }

@@ -46,7 +46,7 @@ func TestObserveAllocatesNothing(t *testing.T) {
 
 // TestNoAllocationWhenMounted: a decision observed by the view allocates
 // no more than one observed by a hook that does nothing (the limiter's
-// copy of the decision for any hook, ADR 0030).
+// copy of the decision for any hook, ADR 0010).
 func TestNoAllocationWhenMounted(t *testing.T) {
 	ctx := context.Background()
 	rates := map[string]string{"api.anon": "1/min", "api.user": "2000000000/min"}

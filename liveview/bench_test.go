@@ -48,7 +48,7 @@ import (
 // no difference measurable at this spread (p=0.87, 0.74), and the same
 // allocations: what a served request pays with the view mounted is what
 // any hook costs, the limiter's copy of the decision for the hook (320 B,
-// 1 allocation, ADR 0030), not the view. A refusal costs the sketch's
+// 1 allocation, ADR 0010), not the view. A refusal costs the sketch's
 // update under its lock; the refused case alone (10 passes, -test.bench
 // ServedRequest/refused):
 //

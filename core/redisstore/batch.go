@@ -458,7 +458,7 @@ func (l *liveness) silentSince(sent time.Time) bool {
 // connection that went silent costs its decisions about timeout, not the
 // socket's read timeout. Timeout is
 // counted on Redis's side rather than on the progress of our own
-// goroutines (ADR 0041): an answer that Redis sent in time is read by a
+// goroutines (ADR 0006): an answer that Redis sent in time is read by a
 // goroutine woken by the network, which waits for a CPU as long as the
 // process lags behind. lag is the worst lag (see lag) the process showed
 // at the checks of this wait, one when the timer fires at due and one

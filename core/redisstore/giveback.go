@@ -91,7 +91,7 @@ func newGiveBackCall(key string, at int64, req *request) *call {
 // admitted request (the counts were moved by a step back of the clock
 // since) are left alone. It returns {units taken out, summed over the
 // windows}. It is short and runs only on a give-back, so it has no share
-// in the cost of a decision (ADR 0043).
+// in the cost of a decision (ADR 0005).
 var giveBackScript = redis.NewScript(giveBackLua)
 
 var giveBackLua = `

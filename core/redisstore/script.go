@@ -376,7 +376,7 @@ if allowed then
 	-- first write in each span of a bucket of the longest window sets the
 	-- time to live to the longest period, a bucket and a second (ARGV[2]):
 	-- that covers every later write of the span, which keeps it (KEEPTTL),
-	-- as setting it costs Redis more than the write (ADR 0043). A write
+	-- as setting it costs Redis more than the write (ADR 0005). A write
 	-- follows the admitted request of last, so a key whose last request
 	-- is in the same span has had its time to live set in it; not after
 	-- a merge, which is no sign of how long ago that was.
