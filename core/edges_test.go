@@ -2,6 +2,9 @@ package core_test
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
@@ -109,4 +113,63 @@ func FuzzParseNetworks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A RateTable flag whose variable holds a default (flag.TextVar): a given
+// flag replaces the default, and a typo shows its own error, not "given
+// twice".
+func TestRateTableFlagOverDefault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+		want core.RateTable
+		err  string
+		// hides is what the error must not say.
+		hides string
+	}{
+		{name: "replaces the default", args: []string{"-rates", "api.anon=30/min"}, want: core.RateTable{"api.anon": "30/min"}},
+		{name: "typo", args: []string{"-rates", "api.anon=60/minn"}, err: `unknown unit "minn"`, hides: "given twice"},
+		{name: "the later flag wins", args: []string{"-rates", "api.anon=1/s", "-rates", "api.anon=2/s api.user=3/s"}, want: core.RateTable{"api.anon": "2/s", "api.user": "3/s"}},
+		{name: "twice in one flag", args: []string{"-rates", "api.anon=1/s api.anon=2/s"}, err: "api.anon given twice"},
+		{name: "no flag keeps the default", want: core.RateTable{"api.anon": "60/min", "api.user": "600/min"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			table := core.RateTable{"api.anon": "60/min", "api.user": "600/min"}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			fs.TextVar(&table, "rates", table, "")
+			err := fs.Parse(tt.args)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				if tt.hides != "" {
+					assert.NotContains(t, err.Error(), tt.hides)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, table)
+		})
+	}
+}
+
+// A setting's text form is a string in JSON too: the object, the array and
+// the number that were second spellings are refused with an error that
+// names the type. A YAML mapping of rates is the table's own map: core.New
+// checks its rates, as it checks any Config.Rates.
+func TestTextFormOnlyInJSONAndYAML(t *testing.T) {
+	t.Parallel()
+	var cfg struct {
+		Rates      core.RateTable  `json:"rates" yaml:"rates"`
+		NumProxies core.ProxyCount `json:"num_proxies"`
+		Trusted    core.Networks   `json:"trusted"`
+	}
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"rates": {"api.anon": "7/min"}}`), &cfg), "core.RateTable")
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"num_proxies": 2}`), &cfg), "core.ProxyCount")
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"trusted": ["10.0.0.0/8"]}`), &cfg), "core.Networks")
+	require.NoError(t, yaml.Unmarshal([]byte("rates:\n  api.anon: 7/mn\n"), &cfg))
+	_, err := core.New(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), Rates: cfg.Rates})
+	assert.ErrorContains(t, err, `ratescope.E001: rate key "api.anon"`)
 }
