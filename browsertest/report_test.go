@@ -22,12 +22,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// updateScreenshot writes the screenshots of TestReplayReportOfTheHowTo
-// and TestLiveView (gin) where the how-tos show them; without it the
+// updateScreenshot writes the screenshots of TestReplayReportOfTheHowTo,
+// TestLiveView (gin) and TestDashboardScreenshot where the how-tos show
+// them; without it the
 // screenshots go to a temporary directory, so that a test run never
 // changes the tree.
 var updateScreenshot = flag.Bool("update-screenshot", false,
-	"write the screenshots of the how-tos: "+screenshotPath+", "+liveViewScreenshot)
+	"write the screenshots of the how-tos: "+screenshotPath+", "+liveViewScreenshot+", "+dashboardScreenshot)
 
 // screenshotPath is the screenshot of the how-to "choose limits from your
 // access logs", relative to this module.
