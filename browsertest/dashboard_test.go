@@ -214,6 +214,9 @@ func TestDashboardScreenshot(t *testing.T) {
 	// A limiter on a real Redis: api allows an anonymous caller 5 a
 	// second and a user 20; login 3 a minute, and fails closed.
 	srv := redistest.ServerFor(t)
+	// Resumed before it is closed (cleanups run last first), should the
+	// test end while it is paused.
+	t.Cleanup(func() { _ = srv.Resume() })
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = client.Close() })
 	discard := slog.New(slog.DiscardHandler)
