@@ -227,12 +227,11 @@ func TestDashboardScreenshot(t *testing.T) {
 		Store: store,
 		Scopes: []core.Scope{
 			{Name: "api", Anon: []core.Rate{{Limit: 5, Period: time.Second}}, User: []core.Rate{{Limit: 20, Period: time.Second}}},
-			{Name: "login", Anon: []core.Rate{core.PerMinute(3)}, User: []core.Rate{core.PerMinute(3)}},
+			{Name: "login", Anon: []core.Rate{core.PerMinute(3)}, User: []core.Rate{core.PerMinute(3)}, FailClosed: true},
 		},
-		FailClosedScopes: []string{"login"},
-		NumProxies:       core.Proxies(0),
-		Observe:          m.Observe,
-		Logger:           discard,
+		NumProxies: core.Proxies(0),
+		Observe:    m.Observe,
+		Logger:     discard,
 	})
 	require.NoError(t, err)
 	m.Watch(t, lim)
