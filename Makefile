@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer modproxy bench portal fuzz soak screenshot
+.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer modproxy bench portal fuzz soak screenshot screenshot-dashboard
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # examples/portal is one so that its -metrics otel keeps OpenTelemetry out
@@ -111,6 +111,13 @@ portal:
 # take in headless Chromium (CONTRIBUTING.md, "The browser tests").
 screenshot: deps
 	cd browsertest && $(GO) test -count=1 -run 'TestReplayReportOfTheHowTo|TestLiveView/gin' -update-screenshot .
+
+# Writes docs/grafana/ratescope.png, the picture of the Grafana dashboard's
+# queries: browsertest's TestDashboardScreenshot runs them in Debian's
+# prometheus, scraping both metrics modules under a load with Redis
+# paused, and draws the answers on a page of its own (not Grafana).
+screenshot-dashboard: deps
+	cd browsertest && $(GO) test -count=1 -run 'TestDashboardScreenshot' -update-screenshot .
 
 # Runs each fuzz target for a short while.
 fuzz:

@@ -22,12 +22,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// updateScreenshot writes the screenshots of TestReplayReportOfTheHowTo
-// and TestLiveView (gin) where the how-tos show them; without it the
+// updateScreenshot writes the screenshots of TestReplayReportOfTheHowTo,
+// TestLiveView (gin) and TestDashboardScreenshot where the how-tos show
+// them; without it the
 // screenshots go to a temporary directory, so that a test run never
 // changes the tree.
 var updateScreenshot = flag.Bool("update-screenshot", false,
-	"write the screenshots of the how-tos: "+screenshotPath+", "+liveViewScreenshot)
+	"write the screenshots of the how-tos: "+screenshotPath+", "+liveViewScreenshot+", "+dashboardScreenshot)
 
 // screenshotPath is the screenshot of the how-to "choose limits from your
 // access logs", relative to this module.
@@ -242,6 +243,38 @@ func TestReplayReport(t *testing.T) {
 	assert.Zero(t, whatIf.Bars[1].Refused)
 	assert.Zero(t, whatIf.Bars[1].Height)
 
+	// The what-if chart and tables are labelled: each bar names its table
+	// and rates; each row of the comparison names its table, which the
+	// table of tables lists; the rates a what-if keeps from -rates are
+	// set apart from those it changes.
+	labels, err := chromedp.Run(ctx, chromedp.Evaluate[whatIfLabels](whatIfLabelsJS))
+	require.NoError(t, err)
+	assert.Equal(t, whatIfLabels{
+		Bars:      []string{"-rates: 60/min,1000/day", "what if 1: 80/min,1000/day"},
+		Tables:    []string{"-rates", "what if 1"},
+		Headers:   []string{"scope", "kind", "table", "its rates", "requests", "refused", "callers refused"},
+		Rows:      []string{"api anon -rates", "api anon what if 1"},
+		Same:      []string{"1000/day"},
+		Changed:   []string{"80/min"},
+		TableRows: []string{"-rates", "what if 1"},
+	}, labels)
+
+	// The colours are categories: the bars of the tables and the series
+	// of the callers each in a colour of its own, none the limit line's,
+	// and none a red or a green, which read as bad and good.
+	colours, err := chromedp.Run(ctx, chromedp.Evaluate[map[string][]string](coloursJS))
+	require.NoError(t, err)
+	require.Len(t, colours["limit"], 1)
+	for _, chart := range []string{"what-if", "per-minute"} {
+		got := colours[chart]
+		require.GreaterOrEqual(t, len(got), 2, chart)
+		assert.Len(t, uniq(got), len(got), "%s: a colour per category: %v", chart, got)
+		for _, c := range got {
+			assert.NotEqual(t, colours["limit"][0], c, "%s: the limit line's colour", chart)
+			assert.False(t, redOrGreen(t, c), "%s: %s reads as bad or good", chart, c)
+		}
+	}
+
 	// The list of the callers refused most is the JSON report's.
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll('section[data-scope="api"][data-kind="anon"] tr.caller'), tr => tr.dataset.caller)`))
@@ -253,6 +286,76 @@ func TestReplayReport(t *testing.T) {
 	assert.Equal(t, want, rows)
 
 	assertSelfContained(t, pl, pageURL)
+}
+
+// whatIfLabels are the labels of the what-if chart and tables of scope
+// api's anonymous callers.
+type whatIfLabels struct {
+	Bars      []string // the text.table-name of each bar, in order
+	Tables    []string // the names of table.tables
+	Headers   []string // of table.what-if
+	Rows      []string // scope, kind and table of each row of table.what-if
+	Same      []string // the rates a what-if keeps, set apart
+	Changed   []string // the rates it changes, in bold
+	TableRows []string // the data-table of the bars, as table names
+}
+
+const whatIfLabelsJS = `(() => {
+	const svg = document.querySelector('svg.chart[data-chart="what-if"][data-scope="api"][data-kind="anon"]');
+	const names = Array.from(svg.querySelectorAll("text.table-name"), e => e.textContent);
+	const byTable = {};
+	for (const e of svg.querySelectorAll("text.table-name")) byTable[e.dataset.table] = e.textContent.split(":")[0];
+	const rows = Array.from(document.querySelectorAll('table.what-if tr[data-scope="api"][data-kind="anon"]'));
+	return {
+		Bars: names,
+		Tables: Array.from(document.querySelectorAll("table.tables tr[data-table] td:first-child"), e => e.textContent),
+		Headers: Array.from(document.querySelectorAll("table.what-if th"), e => e.textContent),
+		Rows: rows.map(r => Array.from(r.cells).slice(0, 3).map(c => c.textContent).join(" ")),
+		Same: Array.from(document.querySelectorAll("table.what-if .same"), e => e.textContent),
+		Changed: Array.from(document.querySelectorAll("table.what-if td b"), e => e.textContent),
+		TableRows: Array.from(svg.querySelectorAll(".bar"), r => byTable[r.dataset.table] || ""),
+	};
+})()`
+
+// coloursJS reads the colours the browser drew: the bars of api/anon's
+// what-if chart, the caller series of its per-minute chart, and its limit
+// line.
+const coloursJS = `(() => {
+	const chart = name => document.querySelector('svg.chart[data-chart="' + name + '"][data-scope="api"][data-kind="anon"]');
+	return {
+		"what-if": Array.from(chart("what-if").querySelectorAll(".bar"), e => getComputedStyle(e).fill),
+		"per-minute": Array.from(chart("per-minute").querySelectorAll(".series"), e => getComputedStyle(e).stroke),
+		"limit": Array.from(chart("per-minute").querySelectorAll(".limit"), e => getComputedStyle(e).stroke),
+	};
+})()`
+
+func uniq(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// redOrGreen reports whether the CSS colour c, "rgb(r, g, b)", is a
+// saturated red or green: a hue within 20° of red or of green.
+func redOrGreen(t *testing.T, c string) bool {
+	t.Helper()
+	var r, g, b float64
+	_, err := fmt.Sscanf(c, "rgb(%g, %g, %g)", &r, &g, &b)
+	require.NoError(t, err, c)
+	hi, lo := max(r, g, b), min(r, g, b)
+	if hi == 0 || (hi-lo)/hi < 0.4 {
+		return false // grey or pale
+	}
+	var hue float64
+	switch hi {
+	case r:
+		hue = math.Mod((g-b)/(hi-lo)*60+360, 360)
+	case g:
+		hue = (b-r)/(hi-lo)*60 + 120
+	default:
+		hue = (r-g)/(hi-lo)*60 + 240
+	}
+	return hue < 20 || hue > 340 || math.Abs(hue-120) < 20
 }
 
 // screenshot takes a PNG of the page from its top, width by height CSS

@@ -20,8 +20,11 @@
 //
 // # Instruments
 //
-// The names, units and attributes follow the style of OpenTelemetry's
-// semantic conventions. From the decisions:
+// The names and units follow the style of OpenTelemetry's semantic
+// conventions; the attributes are the prometheus module's label names, so
+// that through the SDK's Prometheus exporter both modules give the same
+// metrics with the same labels, which one dashboard reads. From the
+// decisions:
 //
 //	ratescope.decisions          Int64ObservableCounter  {decision}  scope, kind, outcome
 //	ratescope.decision.cost      Int64ObservableCounter  {unit}      scope, kind, outcome
@@ -33,9 +36,8 @@
 // link it to the request's trace. Decisions made before the MeterProvider
 // is set are counted all the same.
 //
-// The attributes are ratescope.scope ([ScopeKey]), ratescope.caller.kind
-// ([KindKey]) and ratescope.outcome ([OutcomeKey]). No attribute names the
-// caller: a series per address or user would grow without bound. The
+// The attributes are scope ([ScopeKey]), kind ([KindKey]) and outcome
+// ([OutcomeKey]). No attribute names the caller: a series per address or user would grow without bound. The
 // histogram's buckets are advised ([Config.Buckets]); a View of the SDK may
 // change them. The constant attributes of a service belong on the SDK's
 // Resource.
@@ -46,5 +48,7 @@
 // of their kind is watched and added up over several. Every instrument, its
 // unit and what it counts are in docs/reference.md in the repository.
 // Through the SDK's Prometheus exporter the names become those of the
-// prometheus module (ratescope_decisions_total, ...).
+// prometheus module (ratescope_decisions_total, ...), with its labels;
+// the exporter adds its otel_scope_ labels and target_info unless told
+// not to.
 package otel

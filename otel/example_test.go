@@ -54,9 +54,9 @@ func Example() {
 		}
 	}
 	// Output:
-	// ratescope.decisions {decision} ratescope.caller.kind=user,ratescope.outcome=allowed,ratescope.scope=api 1
-	// ratescope.decision.cost {unit} ratescope.caller.kind=user,ratescope.outcome=allowed,ratescope.scope=api 1
-	// ratescope.decision.duration s ratescope.outcome=allowed,ratescope.scope=api count 1
+	// ratescope.decisions {decision} kind=user,outcome=allowed,scope=api 1
+	// ratescope.decision.cost {unit} kind=user,outcome=allowed,scope=api 1
+	// ratescope.decision.duration s outcome=allowed,scope=api count 1
 	// ratescope.store.failures {decision}  0
 	// ratescope.store.evictions {entry}  0
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,18 +21,21 @@ import (
 // instruments are created in: the module's import path.
 const ScopeName = "github.com/ratescope/ratescope/otel"
 
-// The attribute keys of the measurements. Their values are few and known
-// in advance: scope names, two kinds, seven outcomes. No attribute names
-// the caller (an address or a user), which would make a series per caller.
+// The attribute keys of the measurements: the label names of the
+// prometheus module, so that through the SDK's Prometheus exporter both
+// modules give the same series and one dashboard reads either. Their
+// values are few and known in advance: scope names, two kinds, the
+// outcomes. No attribute names the caller (an address or a user), which
+// would make a series per caller.
 const (
 	// ScopeKey is the name of the scope decided: "api", "login", ...
-	ScopeKey = attribute.Key("ratescope.scope")
+	ScopeKey = attribute.Key("scope")
 	// KindKey is the kind of caller: "anon" or "user" (core.Kind).
-	KindKey = attribute.Key("ratescope.caller.kind")
-	// OutcomeKey is what became of the request: "allowed", "denied",
-	// "failed_open", "exempt", "shadow", "failed_closed", or "reset" for a
-	// caller's counts cleared (core.Outcome).
-	OutcomeKey = attribute.Key("ratescope.outcome")
+	KindKey = attribute.Key("kind")
+	// OutcomeKey is what became of the request: core.Outcome's String,
+	// such as "allowed" or "denied", or "reset" for a caller's counts
+	// cleared.
+	OutcomeKey = attribute.Key("outcome")
 )
 
 // Config configures a [Recorder]. Zero fields take the defaults stated on
@@ -155,7 +159,7 @@ func New(cfg Config) (*Recorder, error) {
 		check(err)
 		return c
 	}
-	r.decisions = counter("ratescope.decisions", "{decision}", "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).")
+	r.decisions = counter("ratescope.decisions", "{decision}", "Rate limit decisions, by scope, kind of caller (anon, user) and outcome ("+outcomeNames()+"; reset for a caller's counts cleared).")
 	r.cost = counter("ratescope.decision.cost", "{unit}", "Units of cost of the decided requests, by scope, kind of caller and outcome.")
 	var err error
 	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),
@@ -185,6 +189,18 @@ func New(cfg Config) (*Recorder, error) {
 		return nil, fmt.Errorf("ratescope/otel: %w", errors.Join(errs...))
 	}
 	return r, nil
+}
+
+// outcomeNames lists the values of OutcomeKey, core.Outcomes' but reset,
+// for the descriptions.
+func outcomeNames() string {
+	var names []string
+	for _, o := range core.Outcomes() {
+		if o != core.OutcomeReset {
+			names = append(names, o.String())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // Observe records the decision of e: give it to core.Config.Observe. It

@@ -21,13 +21,15 @@
 //
 //	ratescope_decisions_total{scope, kind, outcome}      counter
 //	ratescope_decision_cost_total{scope, kind, outcome}  counter, units
-//	ratescope_decision_duration_seconds{scope}           histogram
+//	ratescope_decision_duration_seconds{scope, outcome}  histogram
 //
-// kind is "anon" or "user"; outcome is "allowed", "denied", "failed_open",
-// "exempt", "shadow" or "failed_closed" (core.Outcome), or "reset" for
-// each reset of a caller's counts (core.Limiter.Reset, cost 0). Exempt
-// decisions are made without the store and are left out of the histogram,
-// as resets are, which decide no request.
+// kind is "anon" or "user"; outcome is core.Outcome's String ("allowed",
+// "denied", "failed_open", ...), or "reset" for each reset of a caller's
+// counts (core.Limiter.Reset, cost 0). Exempt decisions are made without
+// the store and are left out of the histogram, as resets are, which decide
+// no request. The otel module, through the OpenTelemetry SDK's Prometheus
+// exporter, gives the same metrics with the same labels, so that one
+// dashboard (docs/grafana in the repository) reads either.
 //
 // From the values watched, read at each scrape:
 //

@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	prom "github.com/prometheus/client_golang/prometheus"
@@ -72,7 +73,7 @@ type seriesKey struct {
 
 type series struct {
 	decisions, cost prom.Counter
-	duration        prom.Observer
+	duration        prom.Observer // nil for an outcome that is not timed
 }
 
 // New returns a Collector for cfg.
@@ -86,13 +87,14 @@ func New(cfg Config) *Collector {
 		buckets = DefaultBuckets
 	}
 	labels := []string{"scope", "kind", "outcome"}
+	outcomes := outcomeNames()
 	desc := func(name, help string) *prom.Desc {
 		return prom.NewDesc(prom.BuildFQName(ns, "", name), help, nil, cfg.ConstLabels)
 	}
 	return &Collector{
 		decisions: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decisions_total", ConstLabels: cfg.ConstLabels,
-			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).",
+			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (" + outcomes + "; reset for a caller's counts cleared).",
 		}, labels),
 		cost: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decision_cost_total", ConstLabels: cfg.ConstLabels,
@@ -100,8 +102,8 @@ func New(cfg Config) *Collector {
 		}, labels),
 		duration: prom.NewHistogramVec(prom.HistogramOpts{
 			Namespace: ns, Name: "decision_duration_seconds", ConstLabels: cfg.ConstLabels, Buckets: buckets,
-			Help: "Time taken by rate limit decisions that asked the store, store call included, by scope.",
-		}, []string{"scope"}),
+			Help: "Time taken by rate limit decisions that asked the store, store call included, by scope and outcome.",
+		}, []string{"scope", "outcome"}),
 		failures:      desc("store_failures_total", "Decisions that failed open, or failed closed in a scope that fails closed, because the store returned an error."),
 		evictions:     desc("store_evictions_total", "Live entries the memory store evicted because the whole store was full (memstore.Config.MaxEntries)."),
 		calls:         desc("redis_calls_total", "Decisions sent to Redis."),
@@ -115,24 +117,47 @@ func New(cfg Config) *Collector {
 	}
 }
 
+// outcomeNames lists the label values of outcome, core.Outcomes' but
+// reset, for the help texts.
+func outcomeNames() string {
+	var names []string
+	for _, o := range core.Outcomes() {
+		if o != core.OutcomeReset {
+			names = append(names, o.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // Observe counts the decision of e: give it to core.Config.Observe.
 func (c *Collector) Observe(_ context.Context, e core.Event) {
 	key := seriesKey{scope: e.Scope, kind: e.Caller.Kind(), outcome: e.Outcome}
 	v, ok := c.series.Load(key)
 	if !ok {
 		kind, outcome := key.kind.String(), key.outcome.String()
-		v, _ = c.series.LoadOrStore(key, &series{
+		s := &series{
 			decisions: c.decisions.WithLabelValues(key.scope, kind, outcome),
 			cost:      c.cost.WithLabelValues(key.scope, kind, outcome),
-			duration:  c.duration.WithLabelValues(key.scope),
-		})
+		}
+		// No histogram series for an outcome that is not timed, as in the
+		// otel module, so that both give the same series.
+		if timed(key.outcome) {
+			s.duration = c.duration.WithLabelValues(key.scope, outcome)
+		}
+		v, _ = c.series.LoadOrStore(key, s)
 	}
 	s := v.(*series)
 	s.decisions.Inc()
 	s.cost.Add(float64(e.Cost))
-	if key.outcome != core.OutcomeExempt && key.outcome != core.OutcomeReset {
+	if s.duration != nil {
 		s.duration.Observe(e.Duration.Seconds())
 	}
+}
+
+// timed reports whether the decisions of outcome o are timed: exempt
+// decisions are made without the store, and a reset decides no request.
+func timed(o core.Outcome) bool {
+	return o != core.OutcomeExempt && o != core.OutcomeReset
 }
 
 // Watch adds v to the values whose counters are read at each scrape: a

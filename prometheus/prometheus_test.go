@@ -96,9 +96,20 @@ func TestScrape(t *testing.T) {
 	assert.Equal(t, 4.0, cost, "1 + 3 units")
 	wsCost, _ := value(families, "ratescope_decision_cost_total", map[string]string{"scope": "ws", "kind": "anon", "outcome": "allowed"})
 	assert.Equal(t, float64(32*150), wsCost)
-	n, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api"})
-	require.True(t, ok)
-	assert.Equal(t, 7.0, n, "every decision that asked the store, the exempt one and the reset aside")
+	// Every decision that asked the store, by outcome: the exempt one and
+	// the reset aside.
+	for outcome, want := range map[string]float64{"allowed": 4, "denied": 1, "failed_open": 1, "failed_closed": 1} {
+		n, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api", "outcome": outcome})
+		assert.True(t, ok, outcome)
+		assert.Equal(t, want, n, outcome)
+	}
+	for _, outcome := range []string{"exempt", "reset"} {
+		_, ok := value(families, "ratescope_decision_duration_seconds", map[string]string{"scope": "api", "outcome": outcome})
+		assert.False(t, ok, outcome)
+	}
+	for _, m := range families["ratescope_decision_duration_seconds"].GetMetric() {
+		assert.Len(t, m.GetLabel(), 2, "scope and outcome, no kind")
+	}
 	assert.Equal(t, dto.MetricType_HISTOGRAM, families["ratescope_decision_duration_seconds"].GetType())
 	assert.Equal(t, dto.MetricType_COUNTER, families["ratescope_decisions_total"].GetType())
 	failures, _ := value(families, "ratescope_store_failures_total", nil)

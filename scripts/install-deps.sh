@@ -5,7 +5,10 @@
 #     servers and a 3-master cluster on loopback ports, and stop them
 #     afterwards);
 #   - Debian's chromium (the browser tests of browsertest/ drive it
-#     headless through the DevTools protocol).
+#     headless through the DevTools protocol);
+#   - Debian's prometheus (browsertest's TestDashboardScreenshot runs the
+#     Grafana dashboard's queries in a Prometheus that scrapes both
+#     metrics modules).
 set -euo pipefail
 
 packages=()
@@ -14,6 +17,9 @@ if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/nul
 fi
 if ! command -v chromium >/dev/null 2>&1; then
   packages+=(chromium)
+fi
+if ! command -v prometheus >/dev/null 2>&1; then
+  packages+=(prometheus)
 fi
 if [ "${#packages[@]}" -eq 0 ]; then
   exit 0
@@ -27,3 +33,4 @@ $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 command -v redis-server >/dev/null
 command -v chromium >/dev/null
+command -v prometheus >/dev/null

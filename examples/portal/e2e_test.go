@@ -622,7 +622,7 @@ func (p *process) otelDecisions(t *testing.T) (map[string]int64, []string) {
 			for _, a := range dp.Attributes {
 				attrs[a.Key] = fmt.Sprint(a.Value.Value)
 			}
-			out[attrs["ratescope.scope"]+" "+attrs["ratescope.caller.kind"]+" "+attrs["ratescope.outcome"]] = int64(dp.Value.(float64))
+			out[attrs["scope"]+" "+attrs["kind"]+" "+attrs["outcome"]] = int64(dp.Value.(float64))
 		}
 	}
 	return out, names

@@ -190,7 +190,7 @@ func TestQuickStarts(t *testing.T) {
 				// stdoutmetric writes each export as one line of JSON: the
 				// refusal is in one within a few exports.
 				require.Eventually(t, func() bool {
-					return strings.Contains(p.out.String(), `{"Key":"ratescope.outcome","Value":{"Type":"STRING","Value":"denied"}}`)
+					return strings.Contains(p.out.String(), `{"Key":"outcome","Value":{"Type":"STRING","Value":"denied"}}`)
 				}, time.Minute, 50*time.Millisecond, "no export of ratescope.decisions with a refusal on standard output:\n%s", p.out.String())
 				assert.Contains(t, p.out.String(), `"Name":"ratescope.decisions"`)
 				assert.Contains(t, p.out.String(), `"Name":"ratescope.decision.duration"`)
@@ -254,7 +254,7 @@ func exportedDecisions(t *testing.T, out string) map[string]int64 {
 					for _, a := range p.Attributes {
 						attrs[a.Key] = fmt.Sprint(a.Value.Value)
 					}
-					got[attrs["ratescope.scope"]+" "+attrs["ratescope.caller.kind"]+" "+attrs["ratescope.outcome"]] = int64(p.Value)
+					got[attrs["scope"]+" "+attrs["kind"]+" "+attrs["outcome"]] = int64(p.Value)
 				}
 			}
 		}
