@@ -23,8 +23,7 @@
 //   - ratescope.E002: no store.
 //   - ratescope.E003: a setting out of range (IPv6Bits, LoadRatio,
 //     ErrorLogInterval, Headers).
-//   - ratescope.E004: an invalid or duplicate scope name, or an unknown
-//     scope in ShadowScopes.
+//   - ratescope.E004: an invalid or duplicate scope name.
 //   - ratescope.E005: an invalid network in TrustedProxies.
 //
 // Warnings, from [Run]:
