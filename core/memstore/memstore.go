@@ -706,12 +706,18 @@ func (sh *shard[K, T, W]) alloc() uint32 {
 	return uint32(last)<<maxChunkBits | uint32(sh.next-1)
 }
 
+// windows returns the number of windows of an entry with windows W.
+func windows[T window.Counter, W counts[T]]() int {
+	var w W
+	return len(w)
+}
+
 // genericTable holds the entries of one scope and kind of caller.
 type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 	store   *Store
-	key     tableKey       // the key of its requests (of either family, for anonPair)
-	shapes  []window.Shape // of each window
-	longest int64          // the longest period, in nanoseconds
+	key     tableKey                     // the key of its requests (of either family, for anonPair)
+	shapes  [core.MaxLimits]window.Shape // of each window, one per element of W
+	longest int64                        // the longest period, in nanoseconds
 	hash    func(K) uint64
 	id      func(core.Key) K
 	cursor  atomic.Uint32 // the shard the next eviction from elsewhere tries first
@@ -720,7 +726,6 @@ type genericTable[K comparable, T window.Counter, W counts[T]] struct {
 
 func newTable[K comparable, T window.Counter, W counts[T]](s *Store, key tableKey, periods []time.Duration, hash func(K) uint64, id func(core.Key) K) *genericTable[K, T, W] {
 	t := &genericTable[K, T, W]{store: s, key: key, hash: hash, id: id}
-	t.shapes = make([]window.Shape, len(periods))
 	for i, p := range periods {
 		t.shapes[i] = window.ShapeOf(p)
 		t.longest = max(t.longest, int64(p))
@@ -775,6 +780,14 @@ func (t *genericTable[K, T, W]) take(req *request, now int64, res *core.Result) 
 func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.Result) {
 	sh := &t.shards[t.hash(k)%shardCount]
 	var sums [core.MaxLimits]int64
+	// The bucket of now in each window needs no entry: it is found before
+	// the lock, so that two decisions for one caller wait on each other
+	// for less (window.Shape.PosIn then divides nothing, most often).
+	var cur [core.MaxLimits]int64
+	for i := range windows[T, W]() {
+		cur[i] = t.shapes[i].Bucket(now)
+	}
+	at := now
 
 	sh.mu.Lock()
 	slot, found := sh.index[k]
@@ -793,6 +806,12 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.
 	e := sh.at(slot)
 	last := e.last
 	now, merge := window.Clock(last, now)
+	if now != at {
+		// The clock stepped back a little: now is last.
+		for i := range windows[T, W]() {
+			cur[i] = t.shapes[i].Bucket(now)
+		}
+	}
 	if made {
 		e.born = now
 	}
@@ -809,7 +828,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.
 	var pos [core.MaxLimits]window.Pos
 	allowed := true
 	for i := range len(e.w) {
-		pos[i] = t.shapes[i].PosOf(last, now)
+		pos[i] = t.shapes[i].PosIn(last, cur[i])
 		sums[i] = e.w[i].Live(t.shapes[i], pos[i], last, now)
 		if sums[i]+req.cost > req.limits[i].Limit {
 			allowed = false
@@ -841,7 +860,7 @@ func (t *genericTable[K, T, W]) takeKey(k K, req *request, now int64, res *core.
 	}
 
 	// The rest reads copies, outside the lock.
-	for i := range len(t.shapes) { // one shape per window; e is not read unlocked
+	for i := range windows[T, W]() { // e is not read unlocked
 		r := req.limits[i]
 		st := &res.Limits[i]
 		st.Rate = r

@@ -186,6 +186,22 @@ func (s Shape) PosOf(last, now int64) Pos {
 	return Pos{From: last / s.Width, Cur: now / s.Width}
 }
 
+// Bucket returns the bucket of time t (t >= 0) in a window of shape s.
+func (s Shape) Bucket(t int64) int64 {
+	return t / s.Width
+}
+
+// PosIn returns PosOf(last, now) for a request whose bucket cur is
+// s.Bucket(now), with now >= last: when last is in that bucket, as for a
+// caller that calls often, it divides nothing, so that a store can find
+// cur before it locks the caller's entry and hold the lock for less.
+func (s Shape) PosIn(last, cur int64) Pos {
+	if last >= cur*s.Width {
+		return Pos{From: cur, Cur: cur}
+	}
+	return Pos{From: last / s.Width, Cur: cur}
+}
+
 // Live returns the units the window counts at now, for a caller whose last
 // admitted request was at last, without changing it: what Sum returns
 // after Advance. It needs now >= last (see [Clock]).

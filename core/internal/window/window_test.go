@@ -171,3 +171,20 @@ func TestLiveIsAdvanceThenSum(t *testing.T) {
 		}
 	}
 }
+
+func TestPosInIsPosOf(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []time.Duration{time.Second, time.Minute, 24 * time.Hour} {
+		s := window.ShapeOf(p)
+		for range 20000 {
+			now := rng.Int64N(1 << 50)
+			last := now - rng.Int64N(min(now+1, 3*s.Width))
+			require.Equal(t, s.PosOf(last, now), s.PosIn(last, s.Bucket(now)), "period %v, last %d, now %d", p, last, now)
+		}
+		for _, last := range []int64{0, s.Width - 1, s.Width, 5*s.Width - 1} {
+			now := 5*s.Width - 1
+			assert.Equal(t, s.PosOf(last, now), s.PosIn(last, s.Bucket(now)), "period %v, last %d", p, last)
+		}
+	}
+}
