@@ -129,10 +129,18 @@ type Config struct {
 
 	// FailClosedScopes names scopes that refuse their
 	// requests while the store fails, the others failing open; the same
-	// as setting [Scope.FailClosed]. A name
+	// as setting [Scope.FailMode] to [FailClosed]. A name
 	// that is no known scope is an error (E004). Default: none, every
 	// scope fails open.
 	FailClosedScopes []string
+
+	// Processes is how many processes share the store, for the scopes
+	// that fail local ([FailLocal]): while the store is down, each
+	// process gives a caller its limits divided by Processes, rounded
+	// down, so that together they give about the limits once. A fail-local
+	// scope whose smallest limit is below Processes is an error of [New]
+	// (E003). Default: 1, each process gives the whole limits.
+	Processes int
 
 	// Headers says which responses carry the rate-limit fields:
 	// [HeadersAll] (every response), [HeadersRefused] (refusals only) or
@@ -184,6 +192,7 @@ func (c Config) resolve() (map[string]*Scope, error) {
 		}
 	}
 	errs = append(errs, c.resolveFailClosed(resolved)...)
+	errs = append(errs, c.resolveFailModes(resolved)...)
 	errs = append(errs, withID(IDInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
 	errs = append(errs, withID(IDOutOfRange, c.ExemptUsers.validate())...)
 	return resolved, errors.Join(errs...)

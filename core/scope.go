@@ -46,10 +46,10 @@ func (k Kind) String() string {
 // are counted and reported as if the limits were enforced, but a caller
 // over a limit is served.
 //
-// FailClosed makes the scope refuse its requests while the store fails
-// (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
-// sign-in form or a payment, where an unlimited request costs more than a
-// refused one. Default: false, the scope fails open.
+// FailMode says what the scope does with a request the store could not
+// decide: serve it uncounted ([FailOpen]), refuse it ([FailClosed], for a
+// sign-in form or a payment) or decide it in the process's memory
+// ([FailLocal]). Default: FailOpen.
 //
 // Plans are named sets of rates for signed-in users, chosen per request
 // (see [Call.Plan]): a plan's rates replace User for the callers on
@@ -64,8 +64,8 @@ type Scope struct {
 	User   []Rate
 	Shadow bool
 
-	FailClosed bool
-	Plans      map[string][]Rate
+	FailMode FailMode
+	Plans    map[string][]Rate
 }
 
 // DefaultScopes returns the scopes a [Config] with no Scopes uses: "api",

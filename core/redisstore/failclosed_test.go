@@ -81,6 +81,14 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 	assert.Equal(t, int64(6), lim.StoreFailures())
 }
 
+// decidedLate reports whether d, a decision of a scope that fails open on
+// a store that has just failed, was decided in memory because the answer
+// was late (core.ErrLate), while the node's breaker was still closed,
+// rather than served uncounted.
+func decidedLate(d *core.Decision) bool {
+	return d.Outcome == core.OutcomeLocal && errors.Is(d.StoreErr, core.ErrLate)
+}
+
 // retryAfter returns the Retry-After of h in whole seconds.
 func retryAfter(t *testing.T, h http.Header) int {
 	t.Helper()
@@ -409,7 +417,9 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 			assert.GreaterOrEqual(t, ra, 1)
 			assert.LessOrEqual(t, ra, int(backoff/time.Second), "never longer than the back-off")
 			d, _ = decide("api", id)
-			assert.Equal(t, core.OutcomeFailedOpen, d.Outcome, "%s round %d: served uncounted", id, round)
+			if !decidedLate(&d) {
+				assert.Equal(t, core.OutcomeFailedOpen, d.Outcome, "%s round %d: served uncounted", id, round)
+			}
 			assert.True(t, d.Allowed)
 		}
 		for _, id := range healthy {
