@@ -21,7 +21,7 @@ import (
 const ScopeName = "github.com/ratescope/ratescope/otel"
 
 // The attribute keys of the measurements. Their values are few and known
-// in advance: scope names, two kinds, seven outcomes. No attribute names
+// in advance: scope names, two kinds, eight outcomes. No attribute names
 // the caller (an address or a user), which would make a series per caller.
 const (
 	// ScopeKey is the name of the scope decided: "api", "login", ...
@@ -29,8 +29,9 @@ const (
 	// KindKey is the kind of caller: "anon" or "user" (core.Kind).
 	KindKey = attribute.Key("ratescope.caller.kind")
 	// OutcomeKey is what became of the request: "allowed", "denied",
-	// "failed_open", "exempt", "shadow", "failed_closed", or "reset" for a
-	// caller's counts cleared (core.Outcome).
+	// "failed_open", "exempt", "shadow", "failed_closed", "local" (decided
+	// in the process's memory), or "reset" for a caller's counts cleared
+	// (core.Outcome).
 	OutcomeKey = attribute.Key("ratescope.outcome")
 )
 
@@ -155,7 +156,7 @@ func New(cfg Config) (*Recorder, error) {
 		check(err)
 		return c
 	}
-	r.decisions = counter("ratescope.decisions", "{decision}", "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).")
+	r.decisions = counter("ratescope.decisions", "{decision}", "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed, local: decided in the process's memory; reset for a caller's counts cleared).")
 	r.cost = counter("ratescope.decision.cost", "{unit}", "Units of cost of the decided requests, by scope, kind of caller and outcome.")
 	var err error
 	r.duration, err = m.Float64Histogram("ratescope.decision.duration", metric.WithUnit("s"),

@@ -24,7 +24,8 @@
 //	ratescope_decision_duration_seconds{scope}           histogram
 //
 // kind is "anon" or "user"; outcome is "allowed", "denied", "failed_open",
-// "exempt", "shadow" or "failed_closed" (core.Outcome), or "reset" for
+// "exempt", "shadow", "failed_closed" or "local" (decided in the process's
+// memory) (core.Outcome), or "reset" for
 // each reset of a caller's counts (core.Limiter.Reset, cost 0). Exempt
 // decisions are made without the store and are left out of the histogram,
 // as resets are, which decide no request.

@@ -92,7 +92,7 @@ func New(cfg Config) *Collector {
 	return &Collector{
 		decisions: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decisions_total", ConstLabels: cfg.ConstLabels,
-			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed; reset for a caller's counts cleared).",
+			Help: "Rate limit decisions, by scope, kind of caller (anon, user) and outcome (allowed, denied, failed_open, exempt, shadow, failed_closed, local: decided in the process's memory; reset for a caller's counts cleared).",
 		}, labels),
 		cost: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: ns, Name: "decision_cost_total", ConstLabels: cfg.ConstLabels,
