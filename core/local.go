@@ -42,7 +42,7 @@ type localView struct {
 
 type localShard struct {
 	mu sync.Mutex
-	m  map[Key]localEntry
+	m  map[Key]*localEntry
 	_  [40]byte
 }
 
@@ -71,7 +71,7 @@ func newLocal(cfg *Config, mode FailMode, rates []Rate) *localView {
 func newLocalView(rates []Rate, share int) *localView {
 	v := &localView{rates: rates, share: max(int64(share), 1)}
 	for i := range v.shards {
-		v.shards[i].m = make(map[Key]localEntry)
+		v.shards[i].m = make(map[Key]*localEntry)
 	}
 	return v
 }
@@ -88,13 +88,15 @@ func (v *localView) shard(k Key) *localShard {
 }
 
 // get returns k's entry in sh (locked), with the windows that ended by now
-// cleared, making room for a new one if needed.
-func (v *localView) get(sh *localShard, k Key, now int64) localEntry {
-	e, ok := sh.m[k]
-	if !ok {
+// cleared, adding it (and making room for it) if needed.
+func (v *localView) get(sh *localShard, k Key, now int64) *localEntry {
+	e := sh.m[k]
+	if e == nil {
 		if len(sh.m) >= localEntries/localShards {
 			v.evict(sh, now)
 		}
+		e = &localEntry{}
+		sh.m[k] = e
 		return e
 	}
 	for i := range v.rates {
@@ -178,7 +180,6 @@ func (v *localView) note(k Key, cost int64, res *Result, now time.Time) bool {
 			}
 		}
 	}
-	sh.m[k] = e
 	sh.mu.Unlock()
 	return over
 }
@@ -218,8 +219,9 @@ func (v *localView) decide(k Key, cost int64, now time.Time, down, owe bool, res
 		}
 		res.Allowed = true
 	}
-	sh.m[k] = e
+	c := *e // read outside the lock
 	sh.mu.Unlock()
+	e = &c
 	for i, r := range v.rates {
 		st := &res.Limits[i]
 		st.Rate = r
@@ -239,8 +241,8 @@ func (v *localView) takeOwed(k Key, now time.Time) int64 {
 	sh := v.shard(k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e, ok := sh.m[k]
-	if !ok || e.owed == 0 {
+	e := sh.m[k]
+	if e == nil || e.owed == 0 {
 		return 0
 	}
 	n := e.owed
@@ -255,7 +257,6 @@ func (v *localView) takeOwed(k Key, now time.Time) int64 {
 	if e.until[shortest] <= t {
 		n = 0
 	}
-	sh.m[k] = e
 	return n
 }
 
@@ -263,13 +264,11 @@ func (v *localView) takeOwed(k Key, now time.Time) int64 {
 func (v *localView) owe(k Key, n int64) {
 	sh := v.shard(k)
 	sh.mu.Lock()
-	e, ok := sh.m[k]
-	if ok {
+	if e := sh.m[k]; e != nil {
 		if e.owed == 0 {
 			v.owing.Add(1)
 		}
 		e.owed += n
-		sh.m[k] = e
 	}
 	sh.mu.Unlock()
 }
@@ -286,7 +285,6 @@ func (v *localView) carried(k Key, n int64, res *Result, now time.Time) {
 		e.seen[i] = max(r.Limit-res.Limits[i].Remaining, 0)
 		e.until[i] = max(e.until[i], t+int64(res.Limits[i].Reset))
 	}
-	sh.m[k] = e
 	sh.mu.Unlock()
 }
 
@@ -310,7 +308,7 @@ func (v *localView) owedKeys() []Key {
 func (v *localView) forget(k Key) {
 	sh := v.shard(k)
 	sh.mu.Lock()
-	if e, ok := sh.m[k]; ok {
+	if e := sh.m[k]; e != nil {
 		if e.owed > 0 {
 			v.owing.Add(-1)
 		}
