@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"net/netip"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -157,7 +159,14 @@ func TestLateAnswerCountedOnce(t *testing.T) {
 	assert.Equal(t, 5, served, "6 left in Redis, one of them held back by the count in memory of the late request")
 }
 
-// finished is a go-redis hook that counts the pipelines that ended.
+// scripts reports whether cmds run the store's scripts: the store's round
+// trips, not a new connection's set-up, which go-redis pipelines too.
+func scripts(cmds []redis.Cmder) bool {
+	return slices.ContainsFunc(cmds, isScript)
+}
+
+// finished is a go-redis hook that counts the store's round trips that
+// ended.
 type finished struct{ n atomic.Int64 }
 
 func (f *finished) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -165,7 +174,9 @@ func (f *finished) ProcessHook(next redis.ProcessHook) redis.ProcessHook { retur
 
 func (f *finished) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		defer f.n.Add(1)
+		if scripts(cmds) {
+			defer f.n.Add(1)
+		}
 		return next(ctx, cmds)
 	}
 }
@@ -255,4 +266,73 @@ func TestFailLocalCarryOver(t *testing.T) {
 	d, err = other.Allow(ctx, "api", x)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), d.Limits()[0].Remaining)
+}
+
+// slowSome is a go-redis hook that makes the store's next n round trips take d
+// longer, spent before they are written: late answers of a Redis that is
+// alive.
+type slowSome struct {
+	n atomic.Int64
+	d time.Duration
+}
+
+func (s *slowSome) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (s *slowSome) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (s *slowSome) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if scripts(cmds) && s.n.Add(-1) >= 0 {
+			time.Sleep(s.d) // the round trip's latency, not a window
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestLateAnswersKeepTheBreakerClosed makes round trips answer after
+// Timeout, with BreakerFailures 2: two round trips late in the same stall
+// count as one failure, and their answers, once they come, say the node
+// is alive, so a third late one does not open the breaker either. Each of
+// those decisions is made in memory (ErrLate), none served uncounted.
+func TestLateAnswersKeepTheBreakerClosed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.ServerFor(t)
+	client, _ := failureClient(t, srv)
+	slow := &slowSome{d: 300 * time.Millisecond}
+	client.AddHook(slow)
+	done := &finished{}
+	client.AddHook(done)
+	clock := storetest.NewClock(time.Now())
+	s := newStore(t, redisstore.Config{Client: client, Timeout: 50 * time.Millisecond, BreakerFailures: 2, Now: clock.Now})
+	lim := lateLimiter(t, s, clock, core.FailOpen, core.PerMinute(10))
+	d, err := lim.Allow(ctx, "api", anon("192.0.2.60"))
+	require.NoError(t, err)
+	require.Equal(t, core.OutcomeAllowed, d.Outcome)
+
+	slow.n.Store(2)
+	var wg sync.WaitGroup
+	outcomes := make([]core.Outcome, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			d, err := lim.Allow(ctx, "api", anon("192.0.2.61"))
+			assert.NoError(t, err)
+			outcomes[i] = d.Outcome
+		})
+		time.Sleep(5 * time.Millisecond) // the second while the first is in flight: a round trip of its own
+	}
+	wg.Wait()
+	assert.Equal(t, []core.Outcome{core.OutcomeLocal, core.OutcomeLocal}, outcomes)
+	assert.False(t, s.Stats().BreakerOpen, "one stall, one failure")
+	require.Eventually(t, func() bool { return done.n.Load() >= 3 }, 5*time.Second, 5*time.Millisecond, "the late answers come")
+	time.Sleep(100 * time.Millisecond) // for their goroutines to tell the breaker, after go-redis returns
+
+	slow.n.Store(1)
+	d, err = lim.Allow(ctx, "api", anon("192.0.2.62"))
+	require.NoError(t, err)
+	assert.Equal(t, core.OutcomeLocal, d.Outcome)
+	assert.ErrorIs(t, d.StoreErr, core.ErrLate)
+	st := s.Stats()
+	assert.False(t, st.BreakerOpen, "the late answers reset the count of failures")
+	assert.Zero(t, st.BreakerOpens)
+	assert.Zero(t, lim.StoreFailures()-3, "3 decided in memory, none served uncounted")
 }
