@@ -18,8 +18,9 @@ import (
 // request's cost from every limit of the scope for that kind of caller, and
 // returns a [Decision] that says whether to serve the request, with the
 // headers to send. If the store fails, the request is allowed and not
-// counted (fail open), or refused in a scope that fails closed, and the
-// error is logged and counted. A caller on an allowlist
+// counted (fail open), refused in a scope that fails closed, or decided in
+// memory in a scope that fails local or when the store answered late (see
+// [FailMode]), and the error is logged and counted. A caller on an allowlist
 // (Config.ExemptNetworks, Config.ExemptUsers) is allowed without asking the
 // store.
 //
