@@ -246,7 +246,7 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	rpc, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "rpc", FailClosed: true})
+	rpc, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "rpc", FailMode: core.FailClosed})
 	require.NoError(t, err)
 	ws, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "ws"})
 	require.NoError(t, err)

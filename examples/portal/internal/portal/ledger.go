@@ -39,7 +39,9 @@ func ledgerConfig(o Options, lim *core.Limiter, store balance.Store) balance.Con
 		// that no caller is dropped without a warning.
 		cfg.Policy.Warn = cfg.Policy.Drop
 	}
-	cfg.FailClosed = slices.Contains(o.FailClosed, ScopeLedger)
+	if slices.Contains(o.FailClosed, ScopeLedger) {
+		cfg.FailMode = core.FailClosed
+	}
 	return cfg
 }
 
