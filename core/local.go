@@ -57,12 +57,14 @@ type localEntry struct {
 }
 
 // newLocal returns the view of the callers of a scope with mode, counted
-// with rates on cfg's store: nil when the store is not shared (it reports
-// Shared() false, as memstore does, or has no such method), since it
-// never answers late, unless the scope fails local.
+// with rates on cfg's store: for a store that reports itself shared (the
+// Redis store's Shared() is true), which may answer late, and for a store
+// that does not say, in a scope that fails local. A store that reports
+// itself not shared (memstore) never fails: it gets no view, and its path
+// is unchanged.
 func newLocal(cfg *Config, mode FailMode, rates []Rate) *localView {
 	s, ok := cfg.Store.(interface{ Shared() bool })
-	if mode != FailLocal && (!ok || !s.Shared()) {
+	if ok && !s.Shared() || !ok && mode != FailLocal {
 		return nil
 	}
 	return newLocalView(rates, cfg.Processes)
