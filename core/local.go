@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,10 +51,11 @@ type localShard struct {
 // the units the store said were used at its last answer; local[i], the
 // units decided here since; until[i] (Unix nanoseconds), when both are
 // certainly out of the window. owed is what was decided here while the
-// store failed, to carry into it.
+// store failed, to carry into it; pending, what was decided here on a late
+// answer whose call was sent, which the store counts if it runs it.
 type localEntry struct {
 	seen, local, until [MaxLimits]int64
-	owed               int64
+	owed, pending      int64
 }
 
 // newLocal returns the view of the callers of a scope with mode, counted
@@ -106,6 +108,7 @@ func (v *localView) get(sh *localShard, k Key, now int64) *localEntry {
 			e.seen[i], e.local[i] = 0, 0
 		}
 	}
+	e.pending = min(e.pending, slices.Min(e.local[:len(v.rates)]))
 	return e
 }
 
@@ -158,6 +161,26 @@ func (v *localView) note(k Key, cost int64, res *Result, now time.Time) bool {
 	sh := v.shard(k)
 	sh.mu.Lock()
 	e := v.get(sh, k, t)
+	if e.pending > 0 {
+		// The store's count grew by more than this request: late calls
+		// decided here have run there. They are counted there now, and no
+		// longer here as well (another process's requests may be taken
+		// for them: the view then counts less, by at most pending).
+		grew := e.pending
+		for i, r := range v.rates {
+			g := max(r.Limit-res.Limits[i].Remaining, 0) - e.seen[i]
+			if res.Allowed {
+				g -= cost
+			}
+			grew = min(grew, g)
+		}
+		if grew > 0 {
+			e.pending -= grew
+			for i := range v.rates {
+				e.local[i] = max(e.local[i]-grew, 0)
+			}
+		}
+	}
 	over := false
 	for i, r := range v.rates {
 		st := &res.Limits[i]
@@ -218,6 +241,8 @@ func (v *localView) decide(k Key, cost int64, now time.Time, down, owe bool, res
 				v.owing.Add(1)
 			}
 			e.owed += cost
+		} else {
+			e.pending += cost
 		}
 		res.Allowed = true
 	}

@@ -111,8 +111,8 @@ func TestLateAnswerDecidedLocally(t *testing.T) {
 // TestLateAnswerCountedOnce holds one round trip so that its request is
 // decided in memory, then lets it run: Redis counts it once (a second
 // process sees 4 of 10 used after its own), and the process that decided
-// it in memory counts it in memory too until its window ends, so that it
-// may refuse its caller one unit early, never late.
+// it in memory stops counting it itself once Redis's count shows it, so
+// that the caller gets its 10, not 9.
 func TestLateAnswerCountedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -156,7 +156,7 @@ func TestLateAnswerCountedOnce(t *testing.T) {
 			served++
 		}
 	}
-	assert.Equal(t, 5, served, "6 left in Redis, one of them held back by the count in memory of the late request")
+	assert.Equal(t, 6, served, "the 6 left in Redis: the late request is counted there, and no longer in memory")
 }
 
 // scripts reports whether cmds run the store's scripts: the store's round
