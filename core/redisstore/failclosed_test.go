@@ -195,7 +195,11 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	require.NoError(t, srv.Resume())
 	resumed = true
 	decideInto(login, ctx, &d, caller, http.Header{})
-	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
+	if d.Outcome != core.OutcomeAllowed {
+		// Allowed only if Redis, resumed, answered a call the store had
+		// given up on: a late answer closes the breaker (ADR 0007).
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
+	}
 	require.Eventually(t, func() bool {
 		clock.Advance(backoff)
 		decideInto(login, ctx, &d, caller, http.Header{})
