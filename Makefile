@@ -5,7 +5,7 @@
 
 GO ?= go
 
-.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer modproxy bench portal fuzz soak screenshot screenshot-dashboard
+.PHONY: test deps fmt-check vet imports modules docs api api-update allocs speed quiet consumer modproxy bench portal fuzz soak load screenshot screenshot-dashboard
 
 # Nested modules with tests of their own (benchmarks/ has only benchmarks).
 # examples/portal is one so that its -metrics otel keeps OpenTelemetry out
@@ -136,6 +136,13 @@ fuzz:
 # measured; docs/reliability.md lists them.
 soak: deps
 	$(GO) test -tags soak -run Soak -count=1 -v -timeout 60m ./core/...
+
+# The portal under CPU burners on every core (build tag soak): 3,000
+# IPv6 callers x 4 requests, 500 at a time, on a healthy Redis, 10 runs on
+# each of Gin, Echo v4 and Echo v5, printing the callers over their limit
+# and the load average; docs/reliability.md lists it. About 2 minutes.
+load: deps
+	cd examples/portal && $(GO) test -tags soak -run TestLoadLateAnswers -count=1 -v -timeout 30m .
 
 # Compares ratescope with its peers; see benchmarks/README.md.
 bench: deps

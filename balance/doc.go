@@ -40,7 +40,7 @@
 // [Guard.Reset].
 //
 // A store failure allows the request uncharged (fail open), logged and
-// counted by the limiter, unless Config.FailClosed: it is then refused,
+// counted by the limiter, unless Config.FailMode is core.FailClosed: it is then refused,
 // with Retry-After. The limiter's Config.Observe sees every decision as a
 // [core.Event], so that package liveview and the metrics modules count
 // balance scopes beside window scopes.

@@ -42,10 +42,12 @@ type Config struct {
 	// [DefaultCosts].
 	Costs Costs
 
-	// FailClosed makes the scope refuse its requests while the store
-	// fails, as [core.Scope.FailClosed] does. Default: false, the scope
-	// fails open.
-	FailClosed bool
+	// FailMode says what the scope does with a request while the store
+	// fails, as [core.Scope.FailMode] does: [core.FailOpen] serves it,
+	// [core.FailClosed] refuses it. A balance scope cannot fail local
+	// (a decaying balance kept in memory has no way into the store):
+	// [New] fails. Default: core.FailOpen.
+	FailMode core.FailMode
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -80,6 +82,13 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("no Scope: name the balance scope, such as \"ledger\" (lower-case letters, digits, '.', '_' and '-'); it is required"))
 	} else if !validName(c.Scope) {
 		errs = append(errs, fmt.Errorf("Scope %q: use lower-case letters, digits, '.', '_' and '-', not ending in .anon or .user", c.Scope))
+	}
+	switch c.FailMode {
+	case core.FailOpen, core.FailClosed:
+	case core.FailLocal:
+		errs = append(errs, fmt.Errorf("FailMode %s: a balance scope fails open or closed, not local; use core.FailClosed to refuse while the store fails", c.FailMode))
+	default:
+		errs = append(errs, fmt.Errorf("FailMode %s: want core.FailOpen or core.FailClosed", c.FailMode))
 	}
 	errs = append(errs, c.Policy.validate(), c.Costs.validate())
 	return errors.Join(errs...)
@@ -141,7 +150,7 @@ func (g *Guard) Config() Config { return g.cfg }
 // every caller, left out since the last such line. A store failure allows
 // the request uncharged, logged and counted by the limiter as its own
 // ([core.Limiter.StoreFailed]), unless the scope fails closed
-// (Config.FailClosed): it is then refused, with Outcome
+// (Config.FailMode core.FailClosed): it is then refused, with Outcome
 // [core.OutcomeFailedClosed]. A caller on the limiter's allowlists
 // ([core.Limiter.Exempt]) is decided as by [Guard.Exempt]. The limiter's
 // Config.Observe sees every decision, with ctx.
@@ -156,9 +165,10 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 	now := g.now()
 	res, err := g.cfg.Store.Charge(ctx, Request{Scope: g.cfg.Scope, Caller: caller, Policy: g.cfg.Policy, Cost: cost, Now: now})
 	if err != nil {
-		lim.StoreFailed(ctx, g.cfg.Scope, err, g.cfg.FailClosed)
+		closed := g.cfg.FailMode == core.FailClosed
+		lim.StoreFailed(ctx, g.cfg.Scope, err, closed)
 		d.StoreErr, d.Outcome = err, core.OutcomeFailedClosed
-		if !g.cfg.FailClosed {
+		if !closed {
 			d.Allowed, d.Outcome = true, core.OutcomeFailedOpen
 		}
 		g.observe(ctx, d, start)

@@ -110,7 +110,7 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, rippled, got.Policy, "rippled's figures, the costs scaled with the thresholds")
 	assert.Equal(t, balance.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}, got.Costs)
 	assert.Equal(t, balance.DefaultCosts(), got.Costs)
-	assert.False(t, got.FailClosed)
+	assert.Equal(t, core.FailOpen, got.FailMode)
 	def := balance.DefaultConfig()
 	assert.Equal(t, balance.DefaultPolicy(), def.Policy, "DefaultConfig has the default policy")
 	assert.Equal(t, def.Costs, got.Costs)
@@ -352,7 +352,7 @@ func TestFailClosed(t *testing.T) {
 		store := failingStore{err: tc.err}
 		lim, err := core.New(core.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		require.NoError(t, err)
-		rpc, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailClosed: true})
+		rpc, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailMode: core.FailClosed})
 		require.NoError(t, err)
 		ws, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws"})
 		require.NoError(t, err)
@@ -579,4 +579,14 @@ func TestRefusalLogCountsTheScope(t *testing.T) {
 	assert.Equal(t, float64(0), refusals[0]["suppressed_in_scope"])
 	assert.Equal(t, "bob", refusals[1]["caller"])
 	assert.Equal(t, float64(6), refusals[1]["suppressed_in_scope"], "three of alice's and three of bob's")
+}
+
+func TestFailModeLocalRefused(t *testing.T) {
+	t.Parallel()
+	store := memstore.New(memstore.Config{})
+	t.Cleanup(func() { _ = store.Close() })
+	lim, err := core.New(core.Config{Store: store})
+	require.NoError(t, err)
+	_, err = balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailMode: core.FailLocal})
+	assert.ErrorContains(t, err, "balance: invalid config: FailMode local: a balance scope fails open or closed, not local; use core.FailClosed to refuse while the store fails")
 }

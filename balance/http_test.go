@@ -44,8 +44,8 @@ type rpcOptions struct {
 	}
 	// tweak, when not nil, changes the limiter's config.
 	tweak func(*core.Config)
-	// failClosed is balance.Config.FailClosed.
-	failClosed bool
+	// failMode is balance.Config.FailMode.
+	failMode core.FailMode
 }
 
 // rpcApp is the route and what its handler saw.
@@ -79,7 +79,7 @@ func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
 	}
 	lim, err := core.New(cfg)
 	require.NoError(t, err)
-	a.guard, err = balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailClosed: o.failClosed})
+	a.guard, err = balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailMode: o.failMode})
 	require.NoError(t, err)
 	reference := a.guard.Config().Costs.Reference
 	a.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -286,7 +286,7 @@ func testRPCExemptNetworks(t *testing.T) {
 }
 
 func testRPCFailClosed(t *testing.T) {
-	a := newRPCApp(t, rpcOptions{store: failingStore{err: errDown}, failClosed: true})
+	a := newRPCApp(t, rpcOptions{store: failingStore{err: errDown}, failMode: core.FailClosed})
 	for range 3 {
 		w := a.post("alice", 20)
 		require.Equal(t, http.StatusServiceUnavailable, w.Code)

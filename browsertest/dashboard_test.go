@@ -227,7 +227,7 @@ func TestDashboardScreenshot(t *testing.T) {
 		Store: store,
 		Scopes: []core.Scope{
 			{Name: "api", Anon: []core.Rate{{Limit: 5, Period: time.Second}}, User: []core.Rate{{Limit: 20, Period: time.Second}}},
-			{Name: "login", Anon: []core.Rate{core.PerMinute(3)}, User: []core.Rate{core.PerMinute(3)}, FailClosed: true},
+			{Name: "login", Anon: []core.Rate{core.PerMinute(3)}, User: []core.Rate{core.PerMinute(3)}, FailMode: core.FailClosed},
 		},
 		NumProxies: core.Proxies(0),
 		Observe:    m.Observe,

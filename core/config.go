@@ -110,6 +110,14 @@ type Config struct {
 	// does not start with a NUL byte. Default: none.
 	ExemptUsers []string
 
+	// Processes is how many processes share the store, for the scopes
+	// that fail local ([FailLocal]): while the store is down, each
+	// process gives a caller its limits divided by Processes, rounded
+	// down, so that together they give about the limits once. A fail-local
+	// scope whose smallest limit is below Processes is an error of [New]
+	// (E003). Default: 1, each process gives the whole limits.
+	Processes int
+
 	// Headers says which responses carry the rate-limit fields:
 	// [HeadersAll] (every response), [HeadersRefused] (refusals only) or
 	// [HeadersNone]; a 429 carries Retry-After whatever it says. It holds
@@ -152,6 +160,7 @@ func (c Config) resolve() (map[string]*Scope, error) {
 	}
 	resolved, err := resolveScopes(scopes, c.Rates)
 	errs = append(errs, withID(idInvalidRate, err)...)
+	errs = append(errs, c.resolveFailModes(resolved)...)
 	errs = append(errs, withID(idInvalidProxies, c.ExemptNetworks.validateAs("ExemptNetworks"))...)
 	errs = append(errs, withID(idOutOfRange, validateUsers(c.ExemptUsers))...)
 	return resolved, errors.Join(errs...)

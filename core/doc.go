@@ -45,8 +45,9 @@
 // Use core/memstore for one process and core/redisstore when several
 // processes serve the API. Both count with the same arithmetic and pass
 // one conformance suite (core/storetest). If the store fails, the request
-// is allowed and not counted, unless its scope fails closed
-// ([Scope.FailClosed]).
+// is allowed and not counted, refused, or decided in the process's memory,
+// as its scope's [FailMode] says; a store that answers late ([ErrLate])
+// has its requests decided in memory unless the scope fails closed.
 //
 // # Headers and production
 //

@@ -76,7 +76,7 @@ func (downStore) Reset(context.Context, core.Key, time.Time) error { return errD
 // scope "login" fails closed. Its refusal is a 503 with Retry-After (the
 // Redis store's breaker back-off, or one second), Outcome failed_closed.
 func ExampleConfig_failClosed() {
-	login := core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true}
+	login := core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailMode: core.FailClosed}
 	lim, err := core.New(core.Config{
 		Store:      downStore{},
 		Scopes:     append(core.DefaultScopes(), login),

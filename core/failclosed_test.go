@@ -38,8 +38,8 @@ func TestFailClosed(t *testing.T) {
 	t.Parallel()
 	scopes := []core.Scope{
 		{Name: "api", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}},
-		{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true},
-		{Name: "pay", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true},
+		{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailMode: core.FailClosed},
+		{Name: "pay", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailMode: core.FailClosed},
 	}
 	tests := []struct {
 		name      string

@@ -18,8 +18,9 @@ import (
 // request's cost from every limit of the scope for that kind of caller, and
 // returns a [Decision] that says whether to serve the request, with the
 // headers to send. If the store fails, the request is allowed and not
-// counted (fail open), or refused in a scope that fails closed, and the
-// error is logged and counted. A caller on an allowlist
+// counted (fail open), refused in a scope that fails closed, or decided in
+// memory in a scope that fails local or when the store answered late (see
+// [FailMode]), and the error is logged and counted. A caller on an allowlist
 // (Config.ExemptNetworks, Config.ExemptUsers) is allowed without asking the
 // store.
 //
@@ -40,6 +41,7 @@ type Limiter struct {
 
 	exempt    *exemptions // nil without allowlists (caller.go)
 	closedLog rateLog     // failures of scopes that fail closed (failclosed.go)
+	localLog  rateLog     // decisions made in memory (local.go)
 
 	planLog rateLog // requests on unknown plans (plan.go)
 }
@@ -47,10 +49,10 @@ type Limiter struct {
 // scopeLimits is a scope resolved once at construction: its rates and
 // precomputed header values for each kind of caller.
 type scopeLimits struct {
-	name       string
-	shadow     bool // the limiter or the scope is in shadow mode
-	failClosed bool // the scope refuses when the store fails
-	kinds      [2]kindLimits
+	name   string
+	shadow bool     // the limiter or the scope is in shadow mode
+	mode   FailMode // what the scope does when the store fails
+	kinds  [2]kindLimits
 
 	// plans are the scope's plans by name, the scope's own limits under
 	// "", shared by the scope and its plans; nil without plans (plan.go).
@@ -71,6 +73,11 @@ type kindLimits struct {
 	parts [MaxLimits]string
 
 	plan string // the plan of these limits, or "" (plan.go)
+
+	// local is what the process knows of these callers, to decide in
+	// memory (local.go): nil for a store that is not shared (memstore),
+	// unless the scope fails local.
+	local *localView
 }
 
 // New returns a Limiter for cfg, or the error of [Config.Validate].
@@ -108,12 +115,13 @@ func New(cfg Config) (*Limiter, error) {
 		errLog:    rateLog{every: cfg.ErrorLogInterval},
 		shadowLog: rateLog{every: cfg.ErrorLogInterval},
 		closedLog: rateLog{every: cfg.ErrorLogInterval},
+		localLog:  rateLog{every: cfg.ErrorLogInterval},
 		exempt:    newExemptions(&cfg),
 		planLog:   rateLog{every: cfg.ErrorLogInterval},
 	}
 	for _, name := range sortedNames(resolved) {
 		s := resolved[name]
-		sl := &scopeLimits{name: name, shadow: s.Shadow, failClosed: s.FailClosed}
+		sl := &scopeLimits{name: name, shadow: s.Shadow, mode: s.FailMode}
 		for k, rates := range [2][]Rate{s.Anon, s.User} {
 			sl.kinds[k] = newKindLimits(name, Kind(k), rates, cfg.LoadRatio, cfg.LegacyHeaders)
 			sl.kinds[k].headers = cfg.Headers
@@ -129,6 +137,7 @@ func New(cfg Config) (*Limiter, error) {
 				return nil, err
 			}
 			sl.kinds[k].counter = c
+			sl.kinds[k].local = newLocal(&cfg, s.FailMode, rates)
 		}
 		if err := l.initPlans(sl, s, &cfg); err != nil {
 			return nil, err
@@ -265,11 +274,37 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	// The result goes straight into d: it is the largest part of a
 	// decision, and copied once.
 	var err error
+	if k.local != nil && k.local.owing.Load() > 0 {
+		l.carry(ctx, k, caller.Key(), now)
+	}
 	d.res, err = k.counter.Take(ctx, caller.Key(), cost, now)
 	res := &d.res
-	if err != nil {
+	switch {
+	case err == nil:
+		d.Outcome = OutcomeAllowed
+		if !res.Allowed {
+			d.Outcome = OutcomeDenied
+		}
+		if k.local != nil {
+			at := res.At
+			if k.local.note(caller.Key(), cost, res, now) {
+				// Allowed by the store, but requests decided in memory
+				// since its last answer, which it has not counted yet,
+				// leave no room: refused, and given back (local.go).
+				_ = k.counter.GiveBack(context.WithoutCancel(ctx), caller.Key(), cost, at)
+				d.Outcome = OutcomeLocal
+			}
+			if k.local.owing.Load() > 0 {
+				l.carryAll(k)
+			}
+		}
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// The caller hung up: no failure of the store, decided as the mode
+		// says without a log.
+		fallthrough
+	case k.local == nil || s.mode == FailClosed || s.mode == FailOpen && !errors.Is(err, ErrLate):
 		*res = Result{}
-		if s.failClosed {
+		if s.mode == FailClosed {
 			l.failClosed(ctx, now, d, err)
 			return
 		}
@@ -278,12 +313,10 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 		d.Outcome = OutcomeFailedOpen
 		d.StoreErr = err
 		return
+	default:
+		l.decideLocally(ctx, now, s, k, d, err, !errors.Is(err, ErrLate))
 	}
 	d.Allowed, d.Checked = res.Allowed, true
-	d.Outcome = OutcomeAllowed
-	if !res.Allowed {
-		d.Outcome = OutcomeDenied
-	}
 	d.n = len(k.rates)
 	for i := range d.n {
 		st := &res.Limits[i]
@@ -311,9 +344,9 @@ func (l *Limiter) logShadow(ctx context.Context, now time.Time, d *Decision) {
 		slog.String("limit", st.Rate.String()), slog.Int64("cost", d.Cost), slog.Int64("suppressed", quiet))
 }
 
-// StoreFailures returns how many decisions failed open, or failed closed in
-// a scope that fails closed, because the store returned an error, since the
-// Limiter was built. An error caused by the end
+// StoreFailures returns how many decisions failed open, failed closed in
+// a scope that fails closed, or were decided in memory ([OutcomeLocal]),
+// because the store returned an error, since the Limiter was built. An error caused by the end
 // of the request's context (a client that hung up) is not counted.
 func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()

@@ -21,10 +21,15 @@ func BenchmarkDecide(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		callers int
-	}{{"hot", 1}, {"callers=10000", 10_000}} {
+		shared  bool
+	}{{"hot", 1, false}, {"callers=10000", 10_000, false}, {"shared/hot", 1, true}, {"shared/callers=10000", 10_000, true}} {
 		b.Run(bc.name, func(b *testing.B) {
-			store := memstore.New(memstore.Config{SweepInterval: -1})
-			defer store.Close()
+			ms := memstore.New(memstore.Config{SweepInterval: -1})
+			defer ms.Close()
+			var store core.Store = ms
+			if bc.shared {
+				store = sharedStore{ms}
+			}
 			lim, err := core.New(core.Config{
 				Store:      store,
 				Rates:      map[string]string{"api.anon": "2000000000/min,2000000000/day"},
@@ -57,6 +62,15 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+// sharedStore is a memory store that reports itself shared, as the Redis
+// store does: the limiter then keeps its view of the callers, fed by every
+// answer, to decide in memory when the store is late (ADR 0007). It
+// measures what that view costs on the healthy path, without Redis's.
+type sharedStore struct{ *memstore.Store }
+
+// Shared reports true.
+func (sharedStore) Shared() bool { return true }
 
 // benchRequests returns n requests for path from n callers, 10.0.0.0 on.
 func benchRequests(n int, path string) []*http.Request {

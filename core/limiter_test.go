@@ -48,7 +48,7 @@ func shadowAPI() []core.Scope {
 // failClosedAPI returns the default scopes with "api" failing closed.
 func failClosedAPI() []core.Scope {
 	s := core.DefaultScopes()
-	s[0].FailClosed = true
+	s[0].FailMode = core.FailClosed
 	return s
 }
 

@@ -33,7 +33,7 @@ const (
 	// not counted, exactly as a refusal is not.
 	OutcomeShadow
 	// OutcomeFailedClosed: the store failed and the scope fails closed
-	// (Scope.FailClosed, Config.FailClosedScopes): the request was refused,
+	// ([FailClosed]): the request was refused,
 	// with 503 Service Unavailable rather than 429, and not counted.
 	OutcomeFailedClosed
 	// OutcomeReset is no decision on a request: an operator cleared the
@@ -41,12 +41,22 @@ const (
 	// Scope, Caller and Outcome set (and a Decision of them for a window
 	// scope): a Cost of 0, nothing allowed.
 	OutcomeReset
+	// OutcomeLocal: the store answered late (its error wraps [ErrLate]) in
+	// a scope that does not fail closed, or failed in a scope that fails
+	// local ([FailLocal]), and the request
+	// was decided in the process's memory with the scope's limits:
+	// Decision.Allowed says whether it was served. So is a request the
+	// store allowed while requests decided in memory before, which it has
+	// not counted yet, leave no room: it is refused and given back. A served request is
+	// counted in that memory, and carried into the store once it answers
+	// again when the store had failed.
+	OutcomeLocal
 )
 
-var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed", "reset"}
+var outcomeNames = [...]string{"none", "allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed", "reset", "local"}
 
 // String returns "allowed", "denied", "failed_open", "exempt", "shadow",
-// "failed_closed", "reset", or "none".
+// "failed_closed", "reset", "local", or "none".
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -80,7 +90,7 @@ func (o *Outcome) UnmarshalText(text []byte) error {
 // value present from the start. OutcomeReset is among them, though a reset
 // is no decision on a request.
 func Outcomes() []Outcome {
-	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeFailedClosed, OutcomeReset}
+	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeFailedClosed, OutcomeReset, OutcomeLocal}
 }
 
 // An Event is what [Config.Observe] receives for each decision: of a

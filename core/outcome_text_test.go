@@ -26,7 +26,7 @@ func TestOutcomeText(t *testing.T) {
 		})
 	}
 	var o core.Outcome
-	assert.EqualError(t, o.UnmarshalText([]byte("alowed")), `outcome "alowed": want none, allowed, denied, failed_open, exempt, shadow, failed_closed or reset`)
+	assert.EqualError(t, o.UnmarshalText([]byte("alowed")), `outcome "alowed": want none, allowed, denied, failed_open, exempt, shadow, failed_closed, reset or local`)
 	_, err := core.Outcome(200).MarshalText()
 	assert.EqualError(t, err, "outcome 200: not an Outcome")
 }

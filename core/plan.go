@@ -163,7 +163,7 @@ func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) error {
 	sl.plans = make(map[string]*scopeLimits, len(s.Plans)+1)
 	sl.plans[""] = sl
 	for name, rates := range s.Plans {
-		ps := &scopeLimits{name: sl.name, shadow: sl.shadow, failClosed: sl.failClosed, plans: sl.plans}
+		ps := &scopeLimits{name: sl.name, shadow: sl.shadow, mode: sl.mode, plans: sl.plans}
 		ps.kinds[Anonymous] = sl.kinds[Anonymous]
 		ps.kinds[User] = newKindLimits(sl.name, User, rates, cfg.LoadRatio, cfg.LegacyHeaders)
 		c, err := bind(cfg.Store, sl.name, User, rates)
@@ -173,6 +173,7 @@ func (l *Limiter) initPlans(sl *scopeLimits, s *Scope, cfg *Config) error {
 		ps.kinds[User].counter = c
 		ps.kinds[User].headers = sl.kinds[User].headers
 		ps.kinds[User].plan = name
+		ps.kinds[User].local = newLocal(cfg, sl.mode, rates)
 		sl.plans[name] = ps
 	}
 	return nil

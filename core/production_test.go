@@ -25,7 +25,7 @@ func TestOutcomeStrings(t *testing.T) {
 	for _, o := range core.Outcomes() {
 		names = append(names, o.String())
 	}
-	assert.Equal(t, []string{"allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed", "reset"}, names)
+	assert.Equal(t, []string{"allowed", "denied", "failed_open", "exempt", "shadow", "failed_closed", "reset", "local"}, names)
 	assert.Equal(t, "none", core.OutcomeNone.String())
 	assert.Equal(t, "none", core.Outcome(200).String())
 }

@@ -43,6 +43,15 @@ func (l *Limiter) Reset(ctx context.Context, scope string, caller Caller) error 
 	if err := s.kinds[caller.Kind()].counter.Reset(ctx, caller.Key(), l.now()); err != nil {
 		return fmt.Errorf("ratescope: reset %q in scope %q: %w", caller, scope, err)
 	}
+	// What the process counted in memory goes too (local.go).
+	if lv := s.kinds[caller.Kind()].local; lv != nil {
+		lv.forget(caller.Key())
+	}
+	for _, p := range s.plans {
+		if lv := p.kinds[caller.Kind()].local; lv != nil {
+			lv.forget(caller.Key())
+		}
+	}
 	if l.hook != nil {
 		l.emit(ctx, Event{Scope: scope, Caller: caller, Outcome: OutcomeReset, Decision: &Decision{Scope: scope, Caller: caller, Outcome: OutcomeReset}}, start)
 	}

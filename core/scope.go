@@ -50,10 +50,10 @@ func (k Kind) String() string {
 // Config.ErrorLogInterval. Use it to roll out a new limit and see whom it
 // would refuse. Default: false, the limits are enforced.
 //
-// FailClosed makes the scope refuse its requests while the store fails
-// (see [OutcomeFailedClosed]) instead of serving them uncounted: for a
-// sign-in form or a payment, where an unlimited request costs more than a
-// refused one. Default: false, the scope fails open.
+// FailMode says what the scope does with a request the store could not
+// decide: serve it uncounted ([FailOpen]), refuse it ([FailClosed], for a
+// sign-in form or a payment) or decide it in the process's memory
+// ([FailLocal]). Default: FailOpen.
 //
 // Plans are named sets of rates for signed-in users, chosen per request
 // (see [Call.Plan]): a plan's rates replace User for the callers on
@@ -68,8 +68,8 @@ type Scope struct {
 	User   []Rate
 	Shadow bool
 
-	FailClosed bool
-	Plans      map[string][]Rate
+	FailMode FailMode
+	Plans    map[string][]Rate
 }
 
 // DefaultScopes returns the scopes a [Config] with no Scopes uses: "api",

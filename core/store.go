@@ -43,8 +43,10 @@ type Store interface {
 // error means the units may or may not have been given back.
 //
 // An error means the store could not decide (for example, it could not be
-// reached); the [Limiter] then fails open, or closed in a scope that fails
-// closed. Being over a limit is not an error.
+// reached); the [Limiter] then does what the scope's [FailMode] says. An
+// error that wraps [ErrLate] says that the store is reachable but did not
+// answer in time: the Limiter then decides the request in its own memory,
+// unless the scope fails closed. Being over a limit is not an error.
 //
 // The decaying balance of request costs, a second kind of limit, has a
 // store interface of its own, in package balance.
@@ -61,6 +63,15 @@ type Counter interface {
 // [Limiter.GiveBack] may try it again; after any other error they do not,
 // since the store may have given the units back already.
 var ErrNotSent = errors.New("ratescope: not sent to the store")
+
+// ErrLate is wrapped by the error of a [Counter]'s Take that got no answer
+// in time from a store that is reachable: its server answered recently and
+// nothing says it is down (the Redis store's breaker is closed). The
+// [Limiter] then decides the request in its own memory, knowing what the
+// store last said of the caller, rather than serving it uncounted
+// ([OutcomeLocal]); a scope that fails closed refuses it. The request may still be counted by the store when
+// its answer comes after all.
+var ErrLate = errors.New("ratescope: the store answered late")
 
 // A Result is a [Counter]'s answer to Take.
 type Result struct {

@@ -40,10 +40,10 @@ func ExampleConfig_failClosed() {
 	lim, err := core.New(core.Config{
 		Store: downStore{}, // stands for a Redis that is down
 		Scopes: []core.Scope{{
-			Name:       "login",
-			Anon:       []core.Rate{{Limit: 5, Period: 15 * time.Minute}, core.PerDay(20)},
-			User:       []core.Rate{core.PerMinute(5)}, // unused: every attempt is counted by address
-			FailClosed: true,                           // refuse sign-ins while the store fails
+			Name:     "login",
+			Anon:     []core.Rate{{Limit: 5, Period: 15 * time.Minute}, core.PerDay(20)},
+			User:     []core.Rate{core.PerMinute(5)}, // unused: every attempt is counted by address
+			FailMode: core.FailClosed,                // refuse sign-ins while the store fails
 		}},
 		NumProxies: core.Proxies(0),
 		Logger:     slog.New(slog.DiscardHandler), // a refusal is logged at most once per 10s

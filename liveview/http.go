@@ -196,6 +196,7 @@ var outcomeLines = map[string]struct{ label, colour string }{
 	core.OutcomeExempt.String():       {"exempt", "#1565c0"},
 	core.OutcomeShadow.String():       {"shadow (would refuse)", "#8e24aa"},
 	core.OutcomeFailedOpen.String():   {"failed open", "#ef6c00"},
+	core.OutcomeLocal.String():        {"decided in memory", "#f9a825"},
 	core.OutcomeFailedClosed.String(): {"failed closed", "#37474f"},
 }
 

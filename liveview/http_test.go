@@ -65,7 +65,7 @@ func TestPageIsSelfContained(t *testing.T) {
 	assert.Contains(t, body, `<li data-outcome="denied" data-total="3">`)
 	assert.Contains(t, body, `<tr data-scope="api" data-ref="`+refOf(t, s.addr("203.0.113.7"))+`" data-refusals="3">`)
 	assert.Contains(t, body, `<polyline fill="none" stroke="#c62828"`)
-	assert.Equal(t, 6, strings.Count(body, `<li data-outcome=`), "a legend line for each outcome")
+	assert.Equal(t, 7, strings.Count(body, `<li data-outcome=`), "a legend line for each outcome")
 	assert.NotContains(t, body, `fill=""`, "every outcome has a colour")
 	assert.NotContains(t, body, "</svg>: ", "and a label")
 	assert.Contains(t, body, `disabled title="reset is not enabled"`)

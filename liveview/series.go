@@ -60,10 +60,10 @@ func index(sec int64) int {
 
 // outcomes are the outcomes drawn, in the order drawn; a reset decides no
 // request and has no series.
-var outcomes = [...]core.Outcome{core.OutcomeAllowed, core.OutcomeDenied, core.OutcomeExempt, core.OutcomeShadow, core.OutcomeFailedOpen, core.OutcomeFailedClosed}
+var outcomes = [...]core.Outcome{core.OutcomeAllowed, core.OutcomeDenied, core.OutcomeExempt, core.OutcomeShadow, core.OutcomeFailedOpen, core.OutcomeLocal, core.OutcomeFailedClosed}
 
 // maxOutcome bounds the Outcome values counted.
-const maxOutcome = core.OutcomeFailedClosed + 1
+const maxOutcome = core.OutcomeLocal + 1
 
 // scopeSeries are the rings of one scope, by kind of caller and outcome.
 type scopeSeries struct {

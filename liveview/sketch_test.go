@@ -94,11 +94,11 @@ func TestHeavyHitters(t *testing.T) {
 	}
 
 	// Memory: about 360 bytes per caller kept plus its id, twice
-	// (Config.Callers), and one scope's series (2 kinds × 7 outcomes × 900
+	// (Config.Callers), and one scope's series (2 kinds × 9 outcome values × 900
 	// seconds × 8 bytes); what the refusals add is the ids kept and the
 	// series, whatever the number of callers.
 	id := len("caller-999999")
-	series := uint64(2 * 7 * liveview.Seconds * 8)
+	series := uint64(2 * 9 * liveview.Seconds * 8)
 	grown := func(from, to runtime.MemStats) uint64 { return to.HeapAlloc - min(to.HeapAlloc, from.HeapAlloc) }
 	t.Logf("%d refusals of %d callers: the view took %d bytes when made, %d more when fed; error bound %d",
 		n, callers+heavy, grown(before, made), grown(made, after), snap.ErrorBound)

@@ -223,8 +223,9 @@ type Series struct {
 	Scope string `json:"scope"`
 	// Kind is "anon" or "user" (core.Kind).
 	Kind string `json:"kind"`
-	// Outcome is "allowed", "denied", "exempt", "shadow", "failed_open" or
-	// "failed_closed" (core.Outcome).
+	// Outcome is "allowed", "denied", "exempt", "shadow", "failed_open",
+	// "local" (decided in the process's memory) or "failed_closed"
+	// (core.Outcome).
 	Outcome string `json:"outcome"`
 	// Total is the sum of PerSecond.
 	Total int64 `json:"total"`

@@ -129,7 +129,7 @@ func TestSeriesPerSecond(t *testing.T) {
 
 	snap := s.view.Snapshot()
 	assert.Equal(t, s.clock.Now(), snap.Now)
-	require.Len(t, snap.Series, 12, "6 outcomes for each kind seen")
+	require.Len(t, snap.Series, 14, "7 outcomes for each kind seen")
 	anonAllowed := series(t, snap, "api", "anon", "allowed")
 	require.Len(t, anonAllowed.PerSecond, liveview.Seconds)
 	last := liveview.Seconds - 1
@@ -353,4 +353,21 @@ func TestResetMarkedWithExemptNetworks(t *testing.T) {
 	for _, row := range snap.Refused {
 		assert.Equal(t, clock.Now(), row.Reset, row.Caller)
 	}
+}
+
+// TestLocalOutcome checks that decisions made in the process's memory
+// (core.OutcomeLocal: the store answered late, or failed in a scope that
+// fails local) have a series and a line of their own beside failed open.
+func TestLocalOutcome(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, liveview.Config{}, map[string]string{"api.anon": "3/min"})
+	ip := s.addr("192.0.2.1")
+	for range 2 {
+		s.view.Observe(context.Background(), core.Event{Scope: "api", Caller: ip, Cost: 1, Outcome: core.OutcomeLocal})
+	}
+	snap := s.view.Snapshot()
+	assert.Equal(t, int64(2), series(t, snap, "api", "anon", "local").Total)
+	assert.Equal(t, int64(0), series(t, snap, "api", "anon", "failed_open").Total)
+	page := get(t, s.view, "/").Body.String()
+	assert.Contains(t, page, "decided in memory")
 }

@@ -57,7 +57,7 @@ var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
 // CloseTryAgainLater is the close code that ends a connection whose message
 // was refused because the store failed in a scope that fails closed
-// (balance.Config.FailClosed): 1013, try again later.
+// (balance.Config.FailMode core.FailClosed): 1013, try again later.
 const CloseTryAgainLater = websocket.StatusTryAgainLater
 
 // closedReason is the reason of the close of CloseTryAgainLater.

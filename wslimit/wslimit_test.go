@@ -245,7 +245,7 @@ func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	var logs syncBuffer
 	url := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) {
 		c.Store, b.Store = downStore{}, downStore{}
-		b.FailClosed = true
+		b.FailMode = core.FailClosed
 	}, nil)
 	c := dial(t, url, "alice")
 	_, err := send(t, c, "20")

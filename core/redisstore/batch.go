@@ -136,13 +136,18 @@ var errStalled error = &timeoutError{"the Redis node stopped answering while the
 // others, as when one connection went silent: then the node has not
 // stalled), or the round trip ended with no reply to any call (an error
 // reply is a reply, see replied).
-func send(client, fallback redis.UniversalClient, by grouping, live []*call, timeout time.Duration, node *liveness, w *workers) (trips, cmds int, stalled bool) {
+//
+// An answer that comes after send gave up on it calls late: the node is
+// alive, only late (see node.lateAnswer).
+func send(client, fallback redis.UniversalClient, by grouping, live []*call, timeout time.Duration, node *liveness, w *workers, late func()) (trips, cmds int, sent time.Time, stalled bool) {
 	// The goroutine may outlive send, and the caller reuses live.
 	live = append([]*call(nil), live...)
 	groups := compose(by, live)
 	ctx, cancel := context.WithTimeout(context.Background(), ceiling(timeout))
 	done := make(chan int, 1)
-	sent := time.Now()
+	sent = time.Now()
+	// state: 0 while waiting, 1 once answered in time, 2 once send gave up.
+	var state atomic.Int32
 	w.run(func() {
 		defer cancel()
 		trips := 1
@@ -202,16 +207,20 @@ func send(client, fallback redis.UniversalClient, by grouping, live []*call, tim
 			split(g.cmd, g.calls)
 		}
 		node.answered(live, sent)
+		if !state.CompareAndSwap(0, 1) && anyAnswered(live) {
+			late()
+		}
 		done <- trips
 	})
 	trips, ok := await(context.Background(), done, sent, timeout, node)
 	if ok {
-		return trips, len(groups), !anyAnswered(live)
+		return trips, len(groups), sent, !anyAnswered(live)
 	}
+	state.CompareAndSwap(0, 2)
 	for _, c := range live {
 		c.err, c.lost = fmt.Errorf("%w (%s)", errNoAnswer, timeout), true
 	}
-	return 1, len(groups), node.silentSince(sent)
+	return 1, len(groups), sent, node.silentSince(sent)
 }
 
 // once is a command that go-redis must not send again after a network

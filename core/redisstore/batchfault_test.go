@@ -63,8 +63,10 @@ func faultLimiter(t *testing.T, s core.Store, clock *storetest.Clock) *core.Limi
 	rates := []core.Rate{core.PerMinute(batchLimit)}
 	var scopes []core.Scope
 	for i, name := range batchScopes {
-		// The first two fail closed.
-		scopes = append(scopes, core.Scope{Name: name, Anon: rates, User: rates, FailClosed: i < 2})
+		scopes = append(scopes, core.Scope{Name: name, Anon: rates, User: rates})
+		if i < 2 { // the first two fail closed
+			scopes[i].FailMode = core.FailClosed
+		}
 	}
 	lim, err := core.New(core.Config{
 		Store:  s,

@@ -106,7 +106,7 @@ func (b *breaker) failed(err error) bool {
 		b.suppressed++
 		return true
 	}
-	b.log.Warn("redisstore: circuit open: Redis is not called, requests are allowed without counting",
+	b.log.Warn("redisstore: circuit open: Redis is not called, requests are decided as their scope fails (served uncounted, refused, or decided in memory)",
 		b.nodeAttr(),
 		slog.Int64("consecutive_failures", n),
 		slog.Duration("backoff", b.backoff),

@@ -49,10 +49,13 @@
 // queue or a slowed process: a sent batch waits Timeout, or, in a process
 // that measures itself lagging, up to Timeout + 4 × its lag and at least
 // 4 × Timeout, never more than max(40 × Timeout, 10s). A failed decision
-// returns an error, and the limiter then allows the request uncounted (fail
-// open) or, for a scope that fails closed, refuses it. After
-// [Config.BreakerFailures] unanswered round trips a node's breaker opens and
-// its decisions fail at once ([ErrUnavailable]) for [Config.BreakerBackoff].
+// returns an error, and the limiter then does what the scope's
+// [core.FailMode] says; one that got no answer from a node whose breaker
+// is closed and that answered before also wraps [core.ErrLate], and the
+// limiter decides it in memory. After [Config.BreakerFailures] stalls one
+// after the other (round trips unanswered together count once; an answer
+// that comes late counts as one) a node's breaker opens and its decisions
+// fail at once ([ErrUnavailable]) for [Config.BreakerBackoff].
 // A caller Redis has refused is answered from memory until a request could
 // fit again ([Config.CacheSize]), so a blocked caller's flood costs Redis
 // almost nothing. [Store.CheckStore] warns at start-up about Redis settings that

@@ -41,7 +41,7 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 	})
 	lim, err := core.New(core.Config{
 		Store:  s,
-		Scopes: append(core.DefaultScopes(), core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailClosed: true}),
+		Scopes: append(core.DefaultScopes(), core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(5)}, User: []core.Rate{core.PerMinute(5)}, FailMode: core.FailClosed}),
 		Now:    clock.Now,
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -80,6 +80,14 @@ func TestFailClosedOnAStoppedRedis(t *testing.T) {
 	assert.Equal(t, int64(6), lim.StoreFailures())
 }
 
+// decidedLate reports whether d, a decision of a scope that fails open on
+// a store that has just failed, was decided in memory because the answer
+// was late (core.ErrLate), while the node's breaker was still closed,
+// rather than served uncounted.
+func decidedLate(d *core.Decision) bool {
+	return d.Outcome == core.OutcomeLocal && errors.Is(d.StoreErr, core.ErrLate)
+}
+
 // retryAfter returns the Retry-After of h in whole seconds.
 func retryAfter(t *testing.T, h http.Header) int {
 	t.Helper()
@@ -113,7 +121,7 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	const limit = 100
 	lim, err := core.New(core.Config{
 		Store:  s,
-		Scopes: append(core.DefaultScopes(), core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(limit)}, User: []core.Rate{core.PerMinute(limit)}, FailClosed: true}),
+		Scopes: append(core.DefaultScopes(), core.Scope{Name: "login", Anon: []core.Rate{core.PerMinute(limit)}, User: []core.Rate{core.PerMinute(limit)}, FailMode: core.FailClosed}),
 		Now:    clock.Now,
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -185,7 +193,11 @@ func TestFailClosedOnAPausedRedis(t *testing.T) {
 	require.NoError(t, srv.Resume())
 	resumed = true
 	decideInto(login, ctx, &d, caller, http.Header{})
-	assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
+	if d.Outcome != core.OutcomeAllowed {
+		// Allowed only if Redis, resumed, answered a call the store had
+		// given up on: a late answer closes the breaker (ADR 0007).
+		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome, "the back-off has not passed")
+	}
 	require.Eventually(t, func() bool {
 		clock.Advance(backoff)
 		decideInto(login, ctx, &d, caller, http.Header{})
@@ -236,7 +248,7 @@ func TestFailClosedBalanceOnAPausedRedis(t *testing.T) {
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	require.NoError(t, err)
-	rpc, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "rpc", FailClosed: true})
+	rpc, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "rpc", FailMode: core.FailClosed})
 	require.NoError(t, err)
 	ws, err := balance.New(balance.Config{Limiter: lim, Store: s, Scope: "ws"})
 	require.NoError(t, err)
@@ -369,7 +381,7 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 	rates := []core.Rate{core.PerMinute(limit)}
 	lim, err := core.New(core.Config{
 		Store:  s,
-		Scopes: []core.Scope{{Name: "login", Anon: rates, User: rates, FailClosed: true}, {Name: "api", Anon: rates, User: rates}},
+		Scopes: []core.Scope{{Name: "login", Anon: rates, User: rates, FailMode: core.FailClosed}, {Name: "api", Anon: rates, User: rates}},
 		Now:    clock.Now,
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -406,7 +418,9 @@ func failClosedMasterDown(t *testing.T, down func(*redistest.Server) error) {
 			assert.GreaterOrEqual(t, ra, 1)
 			assert.LessOrEqual(t, ra, int(backoff/time.Second), "never longer than the back-off")
 			d, _ = decide("api", id)
-			assert.Equal(t, core.OutcomeFailedOpen, d.Outcome, "%s round %d: served uncounted", id, round)
+			if !decidedLate(&d) {
+				assert.Equal(t, core.OutcomeFailedOpen, d.Outcome, "%s round %d: served uncounted", id, round)
+			}
 			assert.True(t, d.Allowed)
 		}
 		for _, id := range healthy {

@@ -94,8 +94,13 @@ func TestBreaker(t *testing.T) {
 	assert.Equal(t, int64(10), s.Stats().FailedFast)
 
 	require.NoError(t, srv.Restart())
-	_, err = storecall.Take(ctx, s, req)
-	assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the back-off has not passed")
+	// Before the back-off has passed the breaker is open, unless a call
+	// the store gave up on, which go-redis was still dialling for, reached
+	// the restarted Redis: its late answer says the node is alive and
+	// closes the breaker (ADR 0007).
+	if _, err = storecall.Take(ctx, s, req); err != nil {
+		assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the back-off has not passed")
+	}
 
 	// After the back-off, one trial call goes through and closes the
 	// breaker. The client may need a moment to dial again: a failed trial

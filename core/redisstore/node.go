@@ -47,6 +47,9 @@ type node struct {
 	liveness liveness
 	counters *tally
 	answered func() // told of every batch Redis answered
+	// lastFailure is when a failed round trip was last recorded (Unix
+	// nanoseconds): see record.
+	lastFailure atomic.Int64
 
 	room    chan struct{} // a token per queued call: capacity maxQueue
 	workers workers       // run the round trips
@@ -209,7 +212,7 @@ func (n *node) send(batch []*call) {
 		n.breaker.abandoned()
 		return
 	}
-	trips, cmds, stalled := send(n.client, n.fallback, n.by, live, n.timeout, &n.liveness, &n.workers)
+	trips, cmds, sent, stalled := send(n.client, n.fallback, n.by, live, n.timeout, &n.liveness, &n.workers, n.lateAnswer)
 	n.counters.commands.Add(int64(cmds))
 	var err error
 	failed := 0
@@ -229,7 +232,7 @@ func (n *node) send(batch []*call) {
 	if answered {
 		err = nil
 	}
-	opened := n.record(trips, err, failed)
+	opened := n.record(trips, err, failed, sent)
 	for _, c := range live {
 		c.finish()
 	}
@@ -266,15 +269,32 @@ func (n *node) flush(err error) {
 // calls failed. The breaker sees one success or one failure per
 // batch, so that it opens after BreakerFailures batches fail however many
 // decisions each carried. It reports whether the breaker opened.
-func (n *node) record(trips int, err error, failed int) bool {
+//
+// Round trips that were in flight together and went unanswered in the same
+// stall are one failure: a failed round trip sent before the last failure
+// was recorded does not count again. So the breaker opens after
+// BreakerFailures stalls one after the other, not after the batches of one
+// burst that a loaded machine answered late.
+func (n *node) record(trips int, err error, failed int, sent time.Time) bool {
 	n.counters.trips.Add(int64(trips))
 	n.counters.failures.Add(int64(failed))
 	if err != nil {
+		if !sent.After(time.Unix(0, n.lastFailure.Load())) {
+			return false
+		}
+		n.lastFailure.Store(time.Now().UnixNano())
 		return n.breaker.failed(err)
 	}
 	n.breaker.succeeded()
 	n.answered()
 	return false
+}
+
+// lateAnswer is told of an answer that came after the store gave up on its
+// round trip: the node is alive, and late, not down. It counts as a
+// success for the breaker, which closes if it had opened meanwhile.
+func (n *node) lateAnswer() {
+	n.breaker.succeeded()
 }
 
 // doAlone runs c from the caller's goroutine, as a lone command: the path of
@@ -308,13 +328,13 @@ func (n *node) doAlone(ctx context.Context, c *call) {
 	err := c.failure()
 	switch {
 	case err == nil:
-		n.record(1, nil, 0)
+		n.record(1, nil, 0, sent)
 	case ownFault(err):
-		n.record(1, nil, 1)
+		n.record(1, nil, 1, sent)
 	case ctx.Err() != nil:
 		n.counters.trips.Add(1)
 		n.breaker.abandoned()
 	default:
-		n.record(1, err, 1)
+		n.record(1, err, 1, sent)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -223,7 +224,8 @@ type Store struct {
 	clock   bool     // count on Request.Now (Config.RequestClock)
 	nodes   nodes
 	stats   tally
-	gather  int // see node.gather: tests only
+	gather  int         // see node.gather: tests only
+	pinged  atomic.Bool // Ping succeeded once: Redis is reachable (see late)
 }
 
 // maxSenders is how many batches a Store keeps in flight at most, per
@@ -374,6 +376,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisstore: ping: %w", err)
 	}
+	s.pinged.Store(true)
 	s.nodes.answered()
 	return nil
 }

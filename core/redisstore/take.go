@@ -18,7 +18,9 @@ import (
 // concurrent Takes (see the package documentation). It returns [ErrUnavailable] while the breaker of the
 // caller's node is open, a wrapped Redis or context error if the node stops
 // answering (see Config.Timeout) or ctx ends first (Redis may then have
-// counted the request all the same), a wrapped Redis error for this
+// counted the request all the same), one that also wraps [core.ErrLate]
+// when the node answered recently and its breaker is closed (and
+// [core.ErrNotSent] too when the decision failed in the queue, unsent), a wrapped Redis error for this
 // decision alone when its key holds what the script cannot count on (the
 // other decisions of its script call are decided as usual), and
 // an error for a cost below 1. A cost above [core.MaxLimit] is refused as
@@ -73,6 +75,13 @@ func (s *Store) take(ctx context.Context, req *request) (core.Result, error) {
 		err = fmt.Errorf("script returned %d values, want %d or %d", k, 2+n, 2+3*n)
 	}
 	if err != nil {
+		if s.late(nd, err) {
+			if errors.Is(err, errStalled) {
+				// Failed in the queue: never sent, never counted.
+				return core.Result{}, fmt.Errorf("redisstore: take: %w (%w): %w", core.ErrLate, core.ErrNotSent, err)
+			}
+			return core.Result{}, fmt.Errorf("redisstore: take: %w: %w", core.ErrLate, err)
+		}
 		return core.Result{}, fmt.Errorf("redisstore: take: %w", err)
 	}
 
@@ -81,6 +90,18 @@ func (s *Store) take(ctx context.Context, req *request) (core.Result, error) {
 		s.cache.remember(&ck, now, req.cost, one, &res, gen)
 	}
 	return res, nil
+}
+
+// late reports whether err, the failure of a decision on node nd, is a
+// late answer of a reachable node rather than a node that is down: the
+// decision got no answer within its wait (Timeout, as [await] extends it)
+// while the node's breaker is closed (fewer than BreakerFailures round
+// trips in a row went unanswered), and the node answered before (a round
+// trip, or [Store.Ping]). The limiter then decides the request in memory
+// ([core.ErrLate]).
+func (s *Store) late(nd *node, err error) bool {
+	return (errors.Is(err, errNoAnswer) || errors.Is(err, errStalled)) && nd.breaker.closed() &&
+		(nd.liveness.last.Load() != 0 || s.pinged.Load())
 }
 
 // takeResult reads out, the take script's answer to one decision on

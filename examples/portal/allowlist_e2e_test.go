@@ -267,6 +267,9 @@ func TestAllowlistAndFailClosedUsage(t *testing.T) {
 	}{
 		{name: "bad network", args: []string{"-exempt-networks", "10.0.0.0/8,nope"}, want: `"nope"`},
 		{name: "unknown scope", args: []string{"-fail-closed", "api,logn"}, want: `"logn" is no known scope`},
+		{name: "unknown local scope", args: []string{"-fail-local", "logn"}, want: `-fail-local: "logn" is no known scope`},
+		{name: "closed and local", args: []string{"-fail-closed", "login", "-fail-local", "api,login"}, want: `scope "login" is in both -fail-closed and -fail-local`},
+		{name: "local balance scope", args: []string{"-fail-local", "ledger"}, want: `-fail-local "ledger": the balance scope can fail open or closed, not local`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

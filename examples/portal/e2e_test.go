@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	if os.Getenv(burnEnv) != "" {
+		burn()
+	}
 	dir, err := os.MkdirTemp("", "portal-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

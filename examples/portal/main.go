@@ -6,7 +6,7 @@
 //		[-redis URL] [-num-proxies N] [-trusted-proxies CIDR[,CIDR...]]
 //		[-rates SPEC] [-admins NAMES] [-shadow] [-metrics prometheus|otel] [-export-cost N]
 //		[-warn N] [-drop N] [-admin-token TOKEN]
-//		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]]
+//		[-exempt-networks CIDR[,CIDR...]] [-fail-closed SCOPE[,SCOPE...]] [-fail-local SCOPE[,SCOPE...]]
 //		[-plan-users PLAN=NAME[,NAME...][;PLAN=...]] [-headers all|refused|none]
 //
 // Routes:
@@ -120,8 +120,12 @@
 // while the store fails: 503 with Retry-After (the Redis store's breaker
 // back-off, or 1 second), the JSON body saying the limits cannot be
 // checked, before the handler runs (a sign-in's password is not checked);
-// /ws closes with 1013. The other scopes keep failing open. An unknown
-// scope is a usage error.
+// /ws closes with 1013. -fail-local names window scopes (not ledger) that
+// decide in the process's memory while the store fails, with their limits
+// (outcome local), and carry what they counted into Redis once it answers
+// again. The other scopes keep failing open. A request whose Redis answers
+// late is decided in memory in every scope. An unknown scope, or one in
+// both lists, is a usage error.
 //
 // At startup the portal logs ratescope's checks on stderr, among them W601
 // while -num-proxies is not set. It exits with status 2 for a bad command

@@ -77,7 +77,9 @@ func testExemptNetworks(t *testing.T, build builder) {
 }
 
 func testFailClosed(t *testing.T, build builder) {
-	failClosed := func(c *core.Config) { c.Scopes = apiScopes(c.Scopes, func(s *core.Scope) { s.FailClosed = true }) }
+	failClosed := func(c *core.Config) {
+		c.Scopes = apiScopes(c.Scopes, func(s *core.Scope) { s.FailMode = core.FailClosed })
+	}
 	a := newAppWith(t, build, failingStore{}, failClosed, Options{User: UserFromHeader})
 	for i := range 3 {
 		w := a.get("192.0.2.1:1234", nil)
@@ -117,7 +119,9 @@ func testDenyProblem(t *testing.T, build builder) {
 	assert.Contains(t, w.Header().Get("Ratelimit"), `"api.anon.min";r=0;t=`)
 	assert.Equal(t, 3, a.served())
 
-	f := newAppWith(t, build, failingStore{}, func(c *core.Config) { c.Scopes = apiScopes(c.Scopes, func(s *core.Scope) { s.FailClosed = true }) }, Options{Problem: true})
+	f := newAppWith(t, build, failingStore{}, func(c *core.Config) {
+		c.Scopes = apiScopes(c.Scopes, func(s *core.Scope) { s.FailMode = core.FailClosed })
+	}, Options{Problem: true})
 	w = f.get("192.0.2.1:1234", nil)
 	require.Equal(t, http.StatusServiceUnavailable, w.Code)
 	assert.Equal(t, core.ProblemContentType, w.Header().Get("Content-Type"))

@@ -86,7 +86,7 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 	down, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	closedScopes := core.DefaultScopes()
-	closedScopes[0].FailClosed = true
+	closedScopes[0].FailMode = core.FailClosed
 	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Scopes: closedScopes, Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	return Limiters{Limiter: lim, WS: ws, Store: store, Down: down, Closed: closed}

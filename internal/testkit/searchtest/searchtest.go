@@ -95,7 +95,9 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 		t.Parallel()
 		scopes := append(core.DefaultScopes(), autocomplete.Scopes()...)
 		for i := range scopes {
-			scopes[i].FailClosed = scopes[i].Name == autocomplete.Scope("project")
+			if scopes[i].Name == autocomplete.Scope("project") {
+				scopes[i].FailMode = core.FailClosed
+			}
 		}
 		lim, err := core.New(core.Config{
 			Store:      downStore{},

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/ratescope/ratescope/balance"
 	"github.com/ratescope/ratescope/core"
@@ -41,29 +39,16 @@ func ledgerConfig(o Options, lim *core.Limiter, store balance.Store) balance.Con
 		// that no caller is dropped without a warning.
 		cfg.Policy.Warn = cfg.Policy.Drop
 	}
-	cfg.FailClosed = slices.Contains(o.FailClosed, ScopeLedger)
+	if slices.Contains(o.FailClosed, ScopeLedger) {
+		cfg.FailMode = core.FailClosed
+	}
 	return cfg
 }
 
-// failClosed makes the scopes that -fail-closed names fail closed, or
-// returns an error naming the first that is no scope: the balance scope
-// is the ledger's (ledgerConfig).
-func failClosed(scopes []core.Scope, names []string) error {
-	for _, name := range names {
-		i := slices.IndexFunc(scopes, func(s core.Scope) bool { return s.Name == name })
-		switch {
-		case i >= 0:
-			scopes[i].FailClosed = true
-		case name != ScopeLedger:
-			known := []string{ScopeLedger}
-			for _, s := range scopes {
-				known = append(known, s.Name)
-			}
-			slices.Sort(known)
-			return fmt.Errorf("-fail-closed: %q is no known scope; want one of %s", name, strings.Join(known, ", "))
-		}
-	}
-	return nil
+// windowScopes returns the scopes of -fail-closed that are the limiter's:
+// all but the balance scope.
+func windowScopes(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ScopeLedger })
 }
 
 // ledger is the part of the App that serves /ws and /rpc.

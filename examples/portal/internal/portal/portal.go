@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +120,12 @@ type Options struct {
 	// requests with 503 and Retry-After while the store fails; the others
 	// fail open. A name that is no scope is a usage error. Default: none.
 	FailClosed []string
+	// FailLocal names the window scopes that decide their requests in
+	// the process's memory while the store fails (core.FailLocal), and
+	// carry what they counted into it once it answers again. A scope
+	// named by FailClosed too, the balance scope or a name that is no
+	// scope is a usage error. Default: none.
+	FailLocal []string
 	// PlanUsers are the users of each plan (-plan-users): they get the
 	// plan's rates in scope "api", given in Rates as api.user@PLAN. A
 	// plan without rates, or rates of a plan without users, is a usage
@@ -155,6 +162,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.TextVar(&o.ExemptNetworks, "exempt-networks", o.ExemptNetworks, "comma-separated `CIDR`s whose callers are never limited, in every scope")
 	var failClosed string
 	fs.StringVar(&failClosed, "fail-closed", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME, ledger) that refuse with 503 while the store fails")
+	var failLocal string
+	fs.StringVar(&failLocal, "fail-local", "", "comma-separated `SCOPE`s (api, login, autocomplete.NAME) that decide in memory, with their limits, while the store fails")
 	fs.Var(&o.PlanUsers, "plan-users", "`PLAN=NAME[,NAME...][;PLAN=...]`: the users of each plan, who get the rates of api.user@PLAN in -rates (e.g. -plan-users gold=alice -rates api.user@gold=10/min,1000/day)")
 	if err := fs.Parse(metricsArg(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -176,9 +185,13 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 			o.Admins = append(o.Admins, name)
 		}
 	}
-	for name := range strings.SplitSeq(failClosed, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			o.FailClosed = append(o.FailClosed, name)
+	o.FailClosed, o.FailLocal = scopeList(failClosed), scopeList(failLocal)
+	for _, name := range o.FailLocal {
+		if slices.Contains(o.FailClosed, name) {
+			return o, usage("scope %q is in both -fail-closed and -fail-local: a scope fails one way", name)
+		}
+		if name == ScopeLedger {
+			return o, usage("-fail-local %q: the balance scope can fail open or closed, not local", name)
 		}
 	}
 	if err := checkPlans(o.PlanUsers, o.Rates); err != nil {
@@ -208,6 +221,40 @@ func (f ratesFlag) Set(s string) error {
 	}
 	maps.Copy(*f.t, parts)
 	return nil
+}
+
+// scopeList returns the names of a comma-separated list, without spaces
+// and empty names.
+func scopeList(list string) []string {
+	var names []string
+	for name := range strings.SplitSeq(list, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// setFailModes sets the fail mode of the scopes that -fail-closed (all
+// but the balance scope) and -fail-local name, or reports a name that is
+// no scope.
+func setFailModes(scopes []core.Scope, closed, local []string) error {
+	set := func(names []string, mode core.FailMode) error {
+		for _, name := range names {
+			i := slices.IndexFunc(scopes, func(s core.Scope) bool { return s.Name == name })
+			if i < 0 {
+				known := []string{ScopeLedger}
+				for _, s := range scopes {
+					known = append(known, s.Name)
+				}
+				slices.Sort(known)
+				return fmt.Errorf("-fail-%s: %q is no known scope; want one of %s", mode, name, strings.Join(known, ", "))
+			}
+			scopes[i].FailMode = mode
+		}
+		return nil
+	}
+	return errors.Join(set(windowScopes(closed), core.FailClosed), set(local, core.FailLocal))
 }
 
 func validFramework(f string) bool {
@@ -293,7 +340,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	for i := range scopes {
 		scopes[i].Shadow = o.Shadow
 	}
-	if err := failClosed(scopes, o.FailClosed); err != nil {
+	if err := setFailModes(scopes, o.FailClosed, o.FailLocal); err != nil {
 		_ = a.close()
 		return nil, usage("%w", err)
 	}
@@ -336,7 +383,7 @@ func New(o Options, logger *slog.Logger) (*App, error) {
 	lim, err := core.New(cfg)
 	if err != nil {
 		_ = a.close()
-		return nil, usage("-rates, -trusted-proxies, -exempt-networks or -fail-closed: %w", err)
+		return nil, usage("-rates, -trusted-proxies, -exempt-networks, -fail-closed or -fail-local: %w", err)
 	}
 	a.Limiter = lim
 	if err := a.initLedger(o, store); err != nil {
