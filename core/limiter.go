@@ -351,3 +351,32 @@ func (l *Limiter) logShadow(ctx context.Context, now time.Time, d *Decision) {
 func (l *Limiter) StoreFailures() int64 {
 	return l.failures.Load()
 }
+
+// observe calls the hook, if any, with a copy of d; start is when the
+// decision began (the zero Time if the hook is unset). The hook may keep
+// what it gets, against Event's rule, so it never gets d itself: d may be
+// an adapter's variable, and stays on its stack when there is no hook.
+func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
+	if l.hook != nil {
+		seen := *d
+		l.emit(ctx, Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &seen}, start)
+	}
+}
+
+// emit calls the hook with e and the time since start (none for the zero
+// start of a decision that did not ask the store).
+func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
+	if !start.IsZero() && e.Outcome != OutcomeExempt {
+		e.Duration = time.Since(start)
+	}
+	l.hook(ctx, e)
+}
+
+// start returns the time a decision begins, read only when a hook will
+// want the duration.
+func (l *Limiter) start() time.Time {
+	if l.hook == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}

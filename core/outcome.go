@@ -1,10 +1,8 @@
 package core
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // An Outcome is what became of a request: the value of [Decision.Outcome].
@@ -91,60 +89,4 @@ func (o *Outcome) UnmarshalText(text []byte) error {
 // is no decision on a request.
 func Outcomes() []Outcome {
 	return []Outcome{OutcomeAllowed, OutcomeDenied, OutcomeFailedOpen, OutcomeExempt, OutcomeShadow, OutcomeFailedClosed, OutcomeReset, OutcomeLocal}
-}
-
-// An Event is what [Config.Observe] receives for each decision: of a
-// window scope of the Limiter, or of a limit kept beside it (a balance
-// scope of package balance), which calls the hook itself. It receives one
-// for each reset of a caller's counts too ([Limiter.Reset]), with Outcome
-// [OutcomeReset]. Its fields are the same for both kinds of limit, for an
-// observer that treats them alike.
-type Event struct {
-	// Scope is the name of the scope decided.
-	Scope string
-	// Caller is who the request was counted or charged against.
-	Caller Caller
-	// Cost is the request's cost: the units it used or would have used of
-	// a window scope, or what it added to a balance.
-	Cost int64
-	// Outcome is what became of the request.
-	Outcome Outcome
-	// Duration is how long the decision took, store call included, as
-	// measured by the monotonic clock (not Config.Now). It is measured only
-	// when Config.Observe is set; 0 for an exempt caller, who is decided
-	// without the store.
-	Duration time.Duration
-	// Decision is the decision made in a window scope, or nil for another
-	// kind of limit: a copy of the caller's, made for the hook. Read it
-	// during the call; never change or keep it.
-	Decision *Decision
-}
-
-// observe calls the hook, if any, with a copy of d; start is when the
-// decision began (the zero Time if the hook is unset). The hook may keep
-// what it gets, against Event's rule, so it never gets d itself: d may be
-// an adapter's variable, and stays on its stack when there is no hook.
-func (l *Limiter) observe(ctx context.Context, d *Decision, start time.Time) {
-	if l.hook != nil {
-		seen := *d
-		l.emit(ctx, Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome, Decision: &seen}, start)
-	}
-}
-
-// emit calls the hook with e and the time since start (none for the zero
-// start of a decision that did not ask the store).
-func (l *Limiter) emit(ctx context.Context, e Event, start time.Time) {
-	if !start.IsZero() && e.Outcome != OutcomeExempt {
-		e.Duration = time.Since(start)
-	}
-	l.hook(ctx, e)
-}
-
-// start returns the time a decision begins, read only when a hook will
-// want the duration.
-func (l *Limiter) start() time.Time {
-	if l.hook == nil {
-		return time.Time{}
-	}
-	return time.Now()
 }
