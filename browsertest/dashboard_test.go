@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"maps"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -62,54 +62,15 @@ func startPrometheus(t *testing.T, targets map[string]string) string {
 	dir := t.TempDir()
 	var cfg strings.Builder
 	cfg.WriteString("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n")
-	for _, job := range slices.Sorted(func(yield func(string) bool) {
-		for j := range targets {
-			if !yield(j) {
-				return
-			}
-		}
-	}) {
+	for _, job := range slices.Sorted(maps.Keys(targets)) {
 		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", job, targets[job])
 	}
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg.String()), 0o644))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	base := "http://" + addr
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.After(promTimeout)
-	for {
-		resp, err := client.Get(base + "/-/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("prometheus exited before it was ready:\n%s", out)
-		case <-deadline:
-			t.Fatalf("prometheus not ready after %v: %v\n%s", promTimeout, err, out)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return startServer(t, bin, func(addr string) []string {
+		return []string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+			"--web.listen-address=" + addr, "--log.level=warn"}
+	}, "/-/ready", promTimeout)
 }
 
 // waitScraped waits until the Prometheus at base has scraped n targets

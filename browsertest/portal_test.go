@@ -61,13 +61,25 @@ func (s *syncBuffer) String() string {
 // stopped when the test ends.
 func startPortal(t *testing.T, args ...string) string {
 	t.Helper()
+	return startServer(t, filepath.Join(binDir, "portal"), func(addr string) []string {
+		return append([]string{"-addr", addr, "-redis", ""}, args...)
+	}, "/healthz", 30*time.Second)
+}
+
+// startServer runs the program bin with the arguments args gives for a
+// free loopback address, waits until GET ready answers 200 OK, and returns
+// its base URL; the test's cleanup kills it. It fails the test with the
+// program's output if it exits or is not ready within timeout.
+func startServer(t *testing.T, bin string, args func(addr string) []string, ready string, timeout time.Duration) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	stderr := &syncBuffer{}
-	cmd := exec.Command(filepath.Join(binDir, "portal"), append([]string{"-addr", addr, "-redis", ""}, args...)...)
-	cmd.Stdout, cmd.Stderr = stderr, stderr
+	out := &syncBuffer{}
+	argv := args(addr)
+	cmd := exec.Command(bin, argv...)
+	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() {
@@ -80,11 +92,11 @@ func startPortal(t *testing.T, args ...string) string {
 	})
 	url := "http://" + addr
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(timeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := client.Get(url + "/healthz")
+		resp, err := client.Get(url + ready)
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -93,9 +105,9 @@ func startPortal(t *testing.T, args ...string) string {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("portal %v exited before it was ready:\n%s", args, stderr)
+			t.Fatalf("%s %v exited before it was ready:\n%s", filepath.Base(bin), argv, out)
 		case <-deadline:
-			t.Fatalf("portal %v not ready after 30s: %v\n%s", args, err, stderr)
+			t.Fatalf("%s %v not ready after %v: %v\n%s", filepath.Base(bin), argv, timeout, err, out)
 		case <-tick.C:
 		}
 	}

@@ -143,13 +143,17 @@ func storeRetryAfter(err error) time.Duration {
 // uncounted. An error of a caller that hung up (its context's) is neither
 // counted nor logged.
 func (l *Limiter) StoreFailed(ctx context.Context, scope string, err error, closed bool) {
-	l.storeFailed(ctx, l.now(), scope, err, closed)
+	o := OutcomeFailedOpen
+	if closed {
+		o = OutcomeFailedClosed
+	}
+	l.storeFailed(ctx, l.now(), scope, err, o)
 }
 
 // failClosed fills d, whose scope fails closed, with the refusal of a
 // request the store could not decide.
 func (l *Limiter) failClosed(ctx context.Context, now time.Time, d *Decision, err error) {
-	l.storeFailed(ctx, now, d.Scope, err, true)
+	l.storeFailed(ctx, now, d.Scope, err, OutcomeFailedClosed)
 	d.Allowed = false
 	d.Outcome = OutcomeFailedClosed
 	d.StoreErr = err

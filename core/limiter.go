@@ -239,23 +239,27 @@ func (l *Limiter) AllowN(ctx context.Context, scope string, caller Caller, cost 
 }
 
 // storeFailed counts and logs, at a limited rate, a store error on a
-// decision in scope at now: the request is allowed without counting, or
-// refused when the scope fails closed (closed), each on a log line of its
-// own with a rate of its own.
+// decision in scope at now, whose outcome is o: the request allowed
+// without counting (OutcomeFailedOpen), refused because the scope fails
+// closed (OutcomeFailedClosed), or decided in memory (OutcomeLocal), each
+// on a log line of its own with a rate of its own.
 //
 // A caller that hung up (its context ended, and the store's error is that
 // context's) is no failure of the store: neither logged nor counted.
-func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error, closed bool) {
+func (l *Limiter) storeFailed(ctx context.Context, now time.Time, scope string, err error, o Outcome) {
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return
 	}
 	l.failures.Add(1)
-	log, msg := &l.errLog, "ratescope: store failed; request allowed without counting (fail open)"
-	if closed {
+	log, level, msg := &l.errLog, slog.LevelError, "ratescope: store failed; request allowed without counting (fail open)"
+	switch o {
+	case OutcomeFailedClosed:
 		log, msg = &l.closedLog, "ratescope: store failed; request refused (the scope fails closed)"
+	case OutcomeLocal:
+		log, level, msg = &l.localLog, slog.LevelWarn, "ratescope: store failed or answered late; request decided in the process's memory"
 	}
 	if quiet, ok := log.allow(now); ok {
-		l.logger.LogAttrs(ctx, slog.LevelError, msg,
+		l.logger.LogAttrs(ctx, level, msg,
 			slog.String("scope", scope), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
 	}
 }
@@ -274,10 +278,11 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 	// The result goes straight into d: it is the largest part of a
 	// decision, and copied once.
 	var err error
+	key := caller.Key() // once: a long id's key is its digest
 	if k.local != nil && k.local.owing.Load() > 0 {
-		l.carry(ctx, k, caller.Key(), now)
+		l.carry(ctx, k, key, now)
 	}
-	d.res, err = k.counter.Take(ctx, caller.Key(), cost, now)
+	d.res, err = k.counter.Take(ctx, key, cost, now)
 	res := &d.res
 	switch {
 	case err == nil:
@@ -287,11 +292,11 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 		}
 		if k.local != nil {
 			at := res.At
-			if k.local.note(caller.Key(), cost, res, now) {
+			if k.local.note(key, cost, res, now) {
 				// Allowed by the store, but requests decided in memory
 				// since its last answer, which it has not counted yet,
 				// leave no room: refused, and given back (local.go).
-				_ = k.counter.GiveBack(context.WithoutCancel(ctx), caller.Key(), cost, at)
+				_ = k.counter.GiveBack(context.WithoutCancel(ctx), key, cost, at)
 				d.Outcome = OutcomeLocal
 			}
 			if k.local.owing.Load() > 0 {
@@ -308,13 +313,13 @@ func (l *Limiter) decide(ctx context.Context, s *scopeLimits, caller Caller, cos
 			l.failClosed(ctx, now, d, err)
 			return
 		}
-		l.storeFailed(ctx, now, s.name, err, false)
+		l.storeFailed(ctx, now, s.name, err, OutcomeFailedOpen)
 		d.Allowed = true
 		d.Outcome = OutcomeFailedOpen
 		d.StoreErr = err
 		return
 	default:
-		l.decideLocally(ctx, now, s, k, d, err, !errors.Is(err, ErrLate))
+		l.decideLocally(ctx, now, s, k, key, d, err, !errors.Is(err, ErrLate))
 	}
 	d.Allowed, d.Checked = res.Allowed, true
 	d.n = len(k.rates)

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,9 +31,10 @@ const carryTimeout = 5 * time.Second
 // decided itself since. It is fed by every answer of the store, so that a
 // decision made locally knows what was counted before it.
 type localView struct {
-	rates  []Rate
-	share  int64 // the limits are divided by it when the store failed (Config.Processes)
-	shards [localShards]localShard
+	rates    []Rate
+	shortest int   // the index in rates of the shortest period
+	share    int64 // the limits are divided by it when the store failed (Config.Processes)
+	shards   [localShards]localShard
 	// owing is how many entries hold units to carry into the store;
 	// carrying is set while a goroutine carries them.
 	owing    atomic.Int64
@@ -74,6 +74,11 @@ func newLocal(cfg *Config, mode FailMode, rates []Rate) *localView {
 
 func newLocalView(rates []Rate, share int) *localView {
 	v := &localView{rates: rates, share: max(int64(share), 1)}
+	for i, r := range rates {
+		if r.Period < rates[v.shortest].Period {
+			v.shortest = i
+		}
+	}
 	for i := range v.shards {
 		v.shards[i].m = make(map[Key]*localEntry)
 	}
@@ -275,13 +280,7 @@ func (v *localView) takeOwed(k Key, now time.Time) int64 {
 	n := e.owed
 	e.owed = 0
 	v.owing.Add(-1)
-	shortest := 0
-	for i, r := range v.rates {
-		if r.Period < v.rates[shortest].Period {
-			shortest = i
-		}
-	}
-	if e.until[shortest] <= t {
+	if e.until[v.shortest] <= t {
 		n = 0
 	}
 	return n
@@ -350,14 +349,10 @@ func (v *localView) forget(k Key) {
 // into it once it answers, and so is a late one that was never sent (its
 // error wraps [ErrNotSent]); a late one that was sent is not, since the
 // store may count it when it gets to it.
-func (l *Limiter) decideLocally(ctx context.Context, now time.Time, s *scopeLimits, k *kindLimits, d *Decision, err error, down bool) {
-	l.failures.Add(1)
-	if quiet, ok := l.localLog.allow(now); ok {
-		l.logger.LogAttrs(ctx, slog.LevelWarn, "ratescope: store failed or answered late; request decided in the process's memory",
-			slog.String("scope", s.name), slog.String("error", err.Error()), slog.Int64("suppressed", quiet))
-	}
+func (l *Limiter) decideLocally(ctx context.Context, now time.Time, s *scopeLimits, k *kindLimits, key Key, d *Decision, err error, down bool) {
+	l.storeFailed(ctx, now, s.name, err, OutcomeLocal)
 	d.res = Result{}
-	k.local.decide(d.Caller.Key(), d.Cost, now, down, down || errors.Is(err, ErrNotSent), &d.res)
+	k.local.decide(key, d.Cost, now, down, down || errors.Is(err, ErrNotSent), &d.res)
 	d.Outcome = OutcomeLocal
 	d.StoreErr = err
 }
