@@ -187,11 +187,7 @@ func logCount(p *process, text string) string {
 func TestFailLocalTwoPortals(t *testing.T) {
 	t.Parallel()
 	srv := redistest.ServerFor(t)
-	var portals []*process
-	for _, fw := range []string{"gin", "echo5"} {
-		portals = append(portals, start(t, "-framework", fw, "-num-proxies", "1", "-redis", "redis://"+srv.Addr+"/0",
-			"-rates", "api.anon=3/min,10000/day", "-fail-local", "api"))
-	}
+	portals := failLocalPortals(t, srv, "gin", "echo5")
 	require.NoError(t, srv.Stop())
 	served, statuses := burst(t, portals, 300, 10, 50)
 	t.Logf("Redis stopped, two portals: served per caller %v; statuses %v", counts(served), statuses)
@@ -201,6 +197,18 @@ func TestFailLocalTwoPortals(t *testing.T) {
 		assert.Contains(t, p.stderr.String(), "decided in the process's memory")
 		assert.NotContains(t, p.stderr.String(), "request allowed without counting (fail open)")
 	}
+}
+
+// failLocalPortals starts a portal of each framework on srv with
+// -fail-local api and api.anon=3/min,10000/day, behind one proxy.
+func failLocalPortals(t *testing.T, srv *redistest.Server, frameworks ...string) []*process {
+	t.Helper()
+	var portals []*process
+	for _, fw := range frameworks {
+		portals = append(portals, start(t, "-framework", fw, "-num-proxies", "1", "-redis", "redis://"+srv.Addr+"/0",
+			"-rates", "api.anon=3/min,10000/day", "-fail-local", "api"))
+	}
+	return portals
 }
 
 // counts returns how many callers were served each number of times.
@@ -221,11 +229,7 @@ func counts(served []int) map[int]int {
 func TestFailLocalCarryOver(t *testing.T) {
 	t.Parallel()
 	srv := redistest.ServerFor(t)
-	var portals []*process
-	for _, fw := range []string{"echo", "gin"} {
-		portals = append(portals, start(t, "-framework", fw, "-num-proxies", "1", "-redis", "redis://"+srv.Addr+"/0",
-			"-rates", "api.anon=3/min,10000/day", "-fail-local", "api"))
-	}
+	portals := failLocalPortals(t, srv, "echo", "gin")
 	a, b := portals[0], portals[1]
 	caller := map[string]string{"X-Forwarded-For": "2001:db8:c0::1"}
 	resp, body := a.getWith(t, "/api/records", map[string]string{"X-Forwarded-For": "2001:db8:99::1"})

@@ -180,12 +180,8 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	if o.ExportCost < 1 {
 		return o, usage("-export-cost %d: want 1 or more", o.ExportCost)
 	}
-	for name := range strings.SplitSeq(admins, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			o.Admins = append(o.Admins, name)
-		}
-	}
-	o.FailClosed, o.FailLocal = scopeList(failClosed), scopeList(failLocal)
+	o.Admins = commaList(admins)
+	o.FailClosed, o.FailLocal = commaList(failClosed), commaList(failLocal)
 	for _, name := range o.FailLocal {
 		if slices.Contains(o.FailClosed, name) {
 			return o, usage("scope %q is in both -fail-closed and -fail-local: a scope fails one way", name)
@@ -223,9 +219,9 @@ func (f ratesFlag) Set(s string) error {
 	return nil
 }
 
-// scopeList returns the names of a comma-separated list, without spaces
+// commaList returns the names of a comma-separated list, without spaces
 // and empty names.
-func scopeList(list string) []string {
+func commaList(list string) []string {
 	var names []string
 	for name := range strings.SplitSeq(list, ",") {
 		if name = strings.TrimSpace(name); name != "" {
