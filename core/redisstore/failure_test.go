@@ -100,6 +100,8 @@ func TestBreaker(t *testing.T) {
 	// closes the breaker (ADR 0007).
 	if _, err = storecall.Take(ctx, s, req); err != nil {
 		assert.ErrorIs(t, err, redisstore.ErrUnavailable, "the back-off has not passed")
+	} else {
+		assert.False(t, s.Stats().BreakerOpen, "served before the back-off only once a late answer closed the breaker")
 	}
 
 	// After the back-off, one trial call goes through and closes the
