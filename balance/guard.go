@@ -165,12 +165,11 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 	now := g.now()
 	res, err := g.cfg.Store.Charge(ctx, Request{Scope: g.cfg.Scope, Caller: caller, Policy: g.cfg.Policy, Cost: cost, Now: now})
 	if err != nil {
-		closed := g.cfg.FailMode == core.FailClosed
-		lim.StoreFailed(ctx, g.cfg.Scope, err, closed)
 		d.StoreErr, d.Outcome = err, core.OutcomeFailedClosed
-		if !closed {
+		if g.cfg.FailMode != core.FailClosed {
 			d.Allowed, d.Outcome = true, core.OutcomeFailedOpen
 		}
+		lim.StoreFailed(ctx, g.cfg.Scope, err, d.Outcome)
 		g.observe(ctx, d, start)
 		return d
 	}

@@ -138,15 +138,11 @@ func storeRetryAfter(err error) time.Duration {
 
 // StoreFailed counts ([Limiter.StoreFailures]) and logs, at a limited
 // rate, a store error of a limit kept beside the Limiter (a balance scope
-// of package balance) in scope, as the limiter's own: closed says that the
-// request was refused because the scope fails closed, rather than allowed
-// uncounted. An error of a caller that hung up (its context's) is neither
-// counted nor logged.
-func (l *Limiter) StoreFailed(ctx context.Context, scope string, err error, closed bool) {
-	o := OutcomeFailedOpen
-	if closed {
-		o = OutcomeFailedClosed
-	}
+// of package balance) in scope, as the limiter's own: o is what became of
+// the request, [OutcomeFailedOpen] (allowed uncounted) or
+// [OutcomeFailedClosed] (refused because the scope fails closed). An error
+// of a caller that hung up (its context's) is neither counted nor logged.
+func (l *Limiter) StoreFailed(ctx context.Context, scope string, err error, o Outcome) {
 	l.storeFailed(ctx, l.now(), scope, err, o)
 }
 
