@@ -23,7 +23,7 @@ func newLimiter(t *testing.T, rates map[string]string) *core.Limiter {
 		Store:      store,
 		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
 		Rates:      rates,
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	require.NoError(t, err)

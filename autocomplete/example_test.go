@@ -19,7 +19,7 @@ func ExampleNewScope() {
 		Store:      store,
 		Scopes:     append(core.DefaultScopes(), append(autocomplete.Scopes(), autocomplete.NewScope("instrument"))...),
 		Rates:      map[string]string{"autocomplete.project.anon": "30/min,500/day"},
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 	})
 	if err != nil {
 		fmt.Println(err)

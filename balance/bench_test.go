@@ -28,7 +28,7 @@ func BenchmarkCharge(b *testing.B) {
 			defer store.Close()
 			lim, err := core.New(core.Config{
 				Store:      store,
-				NumProxies: core.Proxies(0),
+				NumProxies: new(0),
 				Now:        func() time.Time { return now },
 			})
 			if err != nil {

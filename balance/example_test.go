@@ -30,7 +30,7 @@ func Example() {
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		log.Fatal(err)
 	}

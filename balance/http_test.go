@@ -70,7 +70,7 @@ func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
 	}
 	cfg := core.Config{
 		Store:      store,
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 		Logger:     slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

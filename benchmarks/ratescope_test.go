@@ -33,7 +33,7 @@ func ratescopeConfig(st core.Store, anon ...core.Rate) core.Config {
 			Anon: anon,
 			User: []core.Rate{core.PerMinute(benchmarks.Limit), core.PerDay(benchmarks.Limit)},
 		}},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	}
 }
 

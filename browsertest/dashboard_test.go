@@ -190,7 +190,7 @@ func TestDashboardScreenshot(t *testing.T) {
 			{Name: "api", Anon: []core.Rate{{Limit: 5, Period: time.Second}}, User: []core.Rate{{Limit: 20, Period: time.Second}}},
 			{Name: "login", Anon: []core.Rate{core.PerMinute(3)}, User: []core.Rate{core.PerMinute(3)}, FailMode: core.FailClosed},
 		},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Observe:    m.Observe,
 		Logger:     discard,
 	})

@@ -168,10 +168,10 @@ func RunConfig(cfg core.Config) []Message {
 // configMessages returns the warnings that the configuration alone shows.
 func configMessages(cfg core.Config) []Message {
 	var msgs []Message
-	if !cfg.NumProxies.IsSet() && len(cfg.TrustedProxies) == 0 {
+	if cfg.NumProxies == nil && len(cfg.TrustedProxies) == 0 {
 		msgs = append(msgs, proxiesUnset())
 	}
-	if len(cfg.TrustedProxies) > 0 && cfg.NumProxies.IsSet() && cfg.NumProxies.N() == 0 {
+	if len(cfg.TrustedProxies) > 0 && cfg.NumProxies != nil && *cfg.NumProxies == 0 {
 		msgs = append(msgs, Message{
 			ID:    IDProxiesUnused,
 			Level: Warning,

@@ -65,14 +65,14 @@ func TestProxiesUnset(t *testing.T) {
 func TestProxiesSet(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, 1, 3} {
-		msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(n)}))
+		msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(n)}))
 		assert.NotContains(t, ids(msgs), "ratescope.W601", "NumProxies %d", n)
 	}
 }
 
 func TestMemoryStoreIsNotShared(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0)}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0)}))
 	assert.Equal(t, []string{"ratescope.W602"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "*memstore.Store")
 }
@@ -93,10 +93,10 @@ func (s pingStore) Ping(context.Context) error { return s.err }
 
 func TestStoreUnreachable(t *testing.T) {
 	t.Parallel()
-	up := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: pingStore{}})
+	up := newLimiter(t, core.Config{NumProxies: new(0), Store: pingStore{}})
 	assert.Empty(t, checks.Run(context.Background(), up), "a shared, reachable store raises nothing")
 
-	down := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: pingStore{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")}})
+	down := newLimiter(t, core.Config{NumProxies: new(0), Store: pingStore{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")}})
 	msgs := checks.Run(context.Background(), down)
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "connection refused")
@@ -117,7 +117,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, m := range msgs {
 		assert.NotContains(t, m.String(), "\n")
 	}
-	assert.Empty(t, checks.RunConfig(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: core.Proxies(0)}))
+	assert.Empty(t, checks.RunConfig(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: new(0)}))
 }
 
 func TestLog(t *testing.T) {
@@ -191,7 +191,7 @@ func TestOptions(t *testing.T) {
 func TestConfigErrorIDs(t *testing.T) {
 	t.Parallel()
 	cfg := core.Config{
-		IPv6Bits: 200, Scopes: []core.Scope{{Name: "Nope", Shadow: true}}, NumProxies: core.Proxies(0),
+		IPv6Bits: 200, Scopes: []core.Scope{{Name: "Nope", Shadow: true}}, NumProxies: new(0),
 		ExemptNetworks: core.Networks{netip.Prefix{}},
 	}
 	msgs := checks.RunConfig(cfg)
@@ -219,13 +219,13 @@ func TestShadowAndTrustedProxies(t *testing.T) {
 		text string
 	}{
 		{name: "trusted proxies alone are a proxy setting", cfg: core.Config{TrustedProxies: trusted}, want: nil},
-		{name: "trusted proxies with NumProxies 0", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(0)}, want: []string{"ratescope.W611"}, text: "10.0.0.0/8"},
-		{name: "trusted proxies with NumProxies 1", cfg: core.Config{TrustedProxies: trusted, NumProxies: core.Proxies(1)}, want: nil},
+		{name: "trusted proxies with NumProxies 0", cfg: core.Config{TrustedProxies: trusted, NumProxies: new(0)}, want: []string{"ratescope.W611"}, text: "10.0.0.0/8"},
+		{name: "trusted proxies with NumProxies 1", cfg: core.Config{TrustedProxies: trusted, NumProxies: new(1)}, want: nil},
 		{name: "exempt network holding the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.1.0.0/16")}}, want: []string{"ratescope.W613"}, text: "10.1.0.0/16 and 10.0.0.0/8"},
 		{name: "exempt network inside the proxies' network", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/24")}, ExemptNetworks: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, want: []string{"ratescope.W613"}, text: "10.0.0.0/8 and 10.0.0.0/24"},
 		{name: "exempt network apart from the proxies", cfg: core.Config{TrustedProxies: trusted, ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}}, want: nil},
-		{name: "shadow", cfg: core.Config{NumProxies: core.Proxies(0), Scopes: shadow("api")}, want: []string{"ratescope.W610"}, text: "scope api is"},
-		{name: "shadow scopes", cfg: core.Config{NumProxies: core.Proxies(0), Scopes: shadow("api", "export")}, want: []string{"ratescope.W610"}, text: "scopes api, export are"},
+		{name: "shadow", cfg: core.Config{NumProxies: new(0), Scopes: shadow("api")}, want: []string{"ratescope.W610"}, text: "scope api is"},
+		{name: "shadow scopes", cfg: core.Config{NumProxies: new(0), Scopes: shadow("api", "export")}, want: []string{"ratescope.W610"}, text: "scopes api, export are"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -243,7 +243,7 @@ func TestShadowAndTrustedProxies(t *testing.T) {
 
 func TestClientIP(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, core.Config{Store: pingStore{}, NumProxies: core.Proxies(1)})
+	lim := newLimiter(t, core.Config{Store: pingStore{}, NumProxies: new(1)})
 	// A framework that trusts every proxy: the leftmost entry.
 	leftmost := func(r *http.Request) string {
 		if f := r.Header.Get("X-Forwarded-For"); f != "" {
@@ -314,7 +314,7 @@ func TestStartupWithRedisDown(t *testing.T) {
 			defer client.Close()
 			store, err := redisstore.New(redisstore.Config{Client: client})
 			require.NoError(t, err)
-			lim := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store})
+			lim := newLimiter(t, core.Config{NumProxies: new(0), Store: store})
 			start := time.Now()
 			pingErr := store.Ping(context.Background())
 			msgs := checks.Run(context.Background(), lim)
@@ -338,7 +338,7 @@ func TestRedisUnreachableAtStartup(t *testing.T) {
 	defer client.Close()
 	store, err := redisstore.New(redisstore.Config{Client: client})
 	require.NoError(t, err)
-	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: store}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0), Store: store}))
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
 	// The client dials again for longer than the store waits for a PING.
 	assert.Contains(t, msgs[0].Text, "redisstore: ping: no answer within 200ms")

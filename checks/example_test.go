@@ -30,7 +30,7 @@ func ExampleRunConfig() {
 	msgs := checks.RunConfig(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "60/minuets"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	for _, m := range msgs {
 		fmt.Println(m.ID, m.Level)

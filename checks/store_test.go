@@ -21,7 +21,7 @@ func (checkingStore) CheckStore(context.Context) []core.StoreProblem {
 
 func TestStoreChecksItself(t *testing.T) {
 	t.Parallel()
-	lim := newLimiter(t, core.Config{NumProxies: core.Proxies(0), Store: checkingStore{}})
+	lim := newLimiter(t, core.Config{NumProxies: new(0), Store: checkingStore{}})
 	msgs := checks.Run(context.Background(), lim)
 	require.Equal(t, []string{"ratescope.W604"}, ids(msgs))
 	assert.Equal(t, checks.Warning, msgs[0].Level)

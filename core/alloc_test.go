@@ -78,7 +78,7 @@ func TestNoAllocationForAnExemptCaller(t *testing.T) {
 	assert.Zero(t, allocs, "Guard.Check of a caller on an allowlist")
 	assert.Equal(t, core.OutcomeExempt, tk.Decision().Outcome)
 
-	office := newLimiter(t, core.Config{NumProxies: core.Proxies(1), ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}})
+	office := newLimiter(t, core.Config{NumProxies: new(1), ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}})
 	g, err = core.NewGuard(core.GuardConfig{Limiter: office, Scope: "api", Cost: 1})
 	require.NoError(t, err)
 	r := httptest.NewRequest(http.MethodGet, "/api/records", nil)

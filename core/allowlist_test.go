@@ -58,7 +58,7 @@ func TestExemptNetworksAndUsers(t *testing.T) {
 			var obs seen
 			lim := newLimiter(t, core.Config{
 				Rates:          map[string]string{"api.anon": "1/min,10/day", "api.user": "1/min,10/day"},
-				NumProxies:     core.Proxies(1),
+				NumProxies:     new(1),
 				ExemptNetworks: office,
 				ExemptUsers:    []string{"monitor"},
 				Observe:        obs.observe,
@@ -170,9 +170,9 @@ func TestShortForwardedForIsNeverExempt(t *testing.T) {
 		cfg       core.Config
 		forwarded string
 	}{
-		{name: "NumProxies 2, one entry", cfg: core.Config{NumProxies: core.Proxies(2)}, forwarded: "198.51.100.7"},
-		{name: "NumProxies 2, no header", cfg: core.Config{NumProxies: core.Proxies(2)}},
-		{name: "NumProxies 1, not an address", cfg: core.Config{NumProxies: core.Proxies(1)}, forwarded: "unknown"},
+		{name: "NumProxies 2, one entry", cfg: core.Config{NumProxies: new(2)}, forwarded: "198.51.100.7"},
+		{name: "NumProxies 2, no header", cfg: core.Config{NumProxies: new(2)}},
+		{name: "NumProxies 1, not an address", cfg: core.Config{NumProxies: new(1)}, forwarded: "unknown"},
 		{name: "trusted networks, every entry a proxy", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, forwarded: "10.0.0.9"},
 		{name: "trusted networks, no header", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}},
 	} {

@@ -23,9 +23,9 @@ func ExposedHeaders() []string {
 // ProblemContentType is the media type of a [Problem] body (RFC 9457).
 const ProblemContentType = "application/problem+json"
 
-// ProblemQuotaExceeded is the problem type of a refusal over a limit, the
+// problemQuotaExceeded is the problem type of a refusal over a limit, the
 // one the IETF RateLimit header fields draft defines.
-const ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+const problemQuotaExceeded = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 
 // A Problem is the body of a refusal as RFC 9457 problem details
 // ("application/problem+json", [ProblemContentType]), with the retry time
@@ -38,9 +38,10 @@ const ProblemQuotaExceeded = "https://iana.org/assignments/http-problem-types#qu
 //	 "detail":"Request was throttled. Expected available in 7 seconds.",
 //	 "retry_after":7,"violated-policies":["api.anon.min"]}
 type Problem struct {
-	// Type is a URI that names the kind of problem:
-	// [ProblemQuotaExceeded] for a 429, "about:blank" for the 503 of a
-	// scope that failed closed.
+	// Type is a URI that names the kind of problem: for a 429, the
+	// quota-exceeded type of the RateLimit header fields draft
+	// ("https://iana.org/assignments/http-problem-types#quota-exceeded");
+	// "about:blank" for the 503 of a scope that failed closed.
 	Type string `json:"type"`
 	// Title is a short summary of the kind of problem: the status's
 	// phrase.
@@ -63,7 +64,7 @@ type Problem struct {
 func (d *Decision) Problem() Problem {
 	b := d.DenyBody()
 	status := d.Status()
-	p := Problem{Type: ProblemQuotaExceeded, Title: http.StatusText(status), Status: status, Detail: b.Detail, RetryAfter: b.RetryAfter}
+	p := Problem{Type: problemQuotaExceeded, Title: http.StatusText(status), Status: status, Detail: b.Detail, RetryAfter: b.RetryAfter}
 	if status != http.StatusTooManyRequests {
 		p.Type = "about:blank"
 		return p

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -231,38 +230,19 @@ func (k Key) User() (string, bool) { return k.user, k.user != "" }
 // keep apart from every network's.
 func (k Key) Addr() ([16]byte, bool) { return k.addr, k.known }
 
-// A ProxyCount is how many reverse proxies stand between the callers and the
-// application, and so which X-Forwarded-For entry to trust. The zero value
-// means "not set": the peer address is used and the [checks] warning W601
-// fires. Build a set value with [Proxies]; Proxies(0) says there is no proxy.
-//
-// [checks]: https://pkg.go.dev/github.com/ratescope/ratescope/checks
-type ProxyCount struct {
+// proxyCount is Config.NumProxies as the limiter reads it: n proxies, or
+// not set.
+type proxyCount struct {
 	n   int
 	set bool
 }
 
-// Proxies returns a ProxyCount of n proxies. n = 0 means no proxy: the peer
-// address is the caller's. A negative n is treated as unset.
-func Proxies(n int) ProxyCount {
-	if n < 0 {
-		return ProxyCount{}
+// proxiesOf returns the proxyCount of Config.NumProxies.
+func proxiesOf(n *int) proxyCount {
+	if n == nil {
+		return proxyCount{}
 	}
-	return ProxyCount{n: n, set: true}
-}
-
-// IsSet reports whether the number of proxies was given.
-func (p ProxyCount) IsSet() bool { return p.set }
-
-// N returns the number of proxies; 0 when unset.
-func (p ProxyCount) N() int { return p.n }
-
-// String returns the number, or "unset".
-func (p ProxyCount) String() string {
-	if !p.set {
-		return "unset"
-	}
-	return strconv.Itoa(p.n)
+	return proxyCount{n: *n, set: true}
 }
 
 // clientAddr returns the address an anonymous caller is counted by: the
@@ -279,7 +259,7 @@ func (p ProxyCount) String() string {
 // or the last trusted entry) because the header had too few entries, an
 // entry that is no address, or only trusted entries: the caller is counted
 // by it but never exempt by network.
-func clientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount, trusted Networks) (a netip.Addr, asConfigured bool) {
+func clientAddr(remoteAddr string, forwardedFor []string, proxies proxyCount, trusted Networks) (a netip.Addr, asConfigured bool) {
 	peer, _ := parseHostAddr(remoteAddr)
 	if len(trusted) == 0 {
 		if proxies.n > 0 {

@@ -35,9 +35,10 @@ type Config struct {
 	// application: the caller's address is the entry of X-Forwarded-For
 	// that the outermost proxy wrote, the only one the caller cannot
 	// choose (see the package documentation, "Callers behind proxies").
-	// Default: unset, which uses the peer address and makes the W601
-	// check fire. Use Proxies(0) for none.
-	NumProxies ProxyCount
+	// Default: nil, unset, which uses the peer address and makes the
+	// W601 check fire; new(0) says there is no proxy. A negative number is
+	// an error of [New] (E003).
+	NumProxies *int
 
 	// TrustedProxies are the networks of the reverse proxies in front of
 	// the application. When set, X-Forwarded-For is read only from a peer
@@ -142,6 +143,9 @@ func (c Config) resolve() (map[string]*Scope, error) {
 		errs = append(errs, &ConfigError{ID: idNoStore, Err: errors.New("no Store: use memstore.New for one process or the Redis store for several")})
 	}
 	var bad []error
+	if c.NumProxies != nil && *c.NumProxies < 0 {
+		bad = append(bad, fmt.Errorf("NumProxies %d: want 0 or more, or nil for unset", *c.NumProxies))
+	}
 	if c.IPv6Bits != 0 && (c.IPv6Bits < 1 || c.IPv6Bits > 128) {
 		bad = append(bad, fmt.Errorf("IPv6Bits %d: want 1 to 128", c.IPv6Bits))
 	}

@@ -58,7 +58,7 @@
 // logs and metrics. [Scope.Shadow] counts and reports a new limit without
 // refusing anybody. [Config.ExemptNetworks] and [Config.ExemptUsers] exempt
 // callers from every limit, and [Limiter.Reset] unblocks one. [RateTable],
-// [ProxyCount], [Networks], [HeaderMode] and [Rate] have one text form each
+// [Networks], [HeaderMode], [FailMode] and [Rate] have one text form each
 // (encoding.TextUnmarshaler), read from flags with flag.TextVar and from
 // environment variables, JSON and YAML strings. The limiter reads its clock ([Config.Now]) once per decision,
 // so tests use a fake clock and never sleep.

@@ -78,7 +78,7 @@ func TestMappedNetworksMatch(t *testing.T) {
 	lim := newLimiter(t, core.Config{TrustedProxies: trusted})
 	assert.Equal(t, "198.51.100.7", lim.Caller(r, core.Caller{}).String(), "read through the trusted proxy")
 
-	lim = newLimiter(t, core.Config{NumProxies: core.Proxies(0), ExemptNetworks: exempt})
+	lim = newLimiter(t, core.Config{NumProxies: new(0), ExemptNetworks: exempt})
 	g, err := core.NewGuard(core.GuardConfig{Limiter: lim, Scope: core.DefaultScope, Cost: 1})
 	require.NoError(t, err)
 	r.RemoteAddr = "127.0.0.1:1234"
@@ -162,12 +162,13 @@ func TestRateTableFlagOverDefault(t *testing.T) {
 func TestTextFormOnlyInJSONAndYAML(t *testing.T) {
 	t.Parallel()
 	var cfg struct {
-		Rates      core.RateTable  `json:"rates" yaml:"rates"`
-		NumProxies core.ProxyCount `json:"num_proxies"`
-		Trusted    core.Networks   `json:"trusted"`
+		Rates      core.RateTable `json:"rates" yaml:"rates"`
+		NumProxies *int           `json:"num_proxies"`
+		Trusted    core.Networks  `json:"trusted"`
 	}
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"rates": {"api.anon": "7/min"}}`), &cfg), "core.RateTable")
-	assert.ErrorContains(t, json.Unmarshal([]byte(`{"num_proxies": 2}`), &cfg), "core.ProxyCount")
+	require.NoError(t, json.Unmarshal([]byte(`{"num_proxies": 2}`), &cfg))
+	assert.Equal(t, new(2), cfg.NumProxies, "a number of proxies is a JSON number")
 	assert.ErrorContains(t, json.Unmarshal([]byte(`{"trusted": ["10.0.0.0/8"]}`), &cfg), "core.Networks")
 	require.NoError(t, yaml.Unmarshal([]byte("rates:\n  api.anon: 7/mn\n"), &cfg))
 	_, err := core.New(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), Rates: cfg.Rates})

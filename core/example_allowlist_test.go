@@ -27,7 +27,7 @@ func ExampleConfig_exemptNetworks() {
 	lim, err := core.New(core.Config{
 		Store:          store,
 		Rates:          map[string]string{"api.anon": "1/min,100/day", "api.user": "1/min,100/day"},
-		NumProxies:     core.Proxies(1), // the address is the proxy's entry in X-Forwarded-For
+		NumProxies:     new(1), // the address is the proxy's entry in X-Forwarded-For
 		ExemptNetworks: office,
 		ExemptUsers:    []string{"monitor"},
 	})
@@ -80,7 +80,7 @@ func ExampleConfig_failClosed() {
 	lim, err := core.New(core.Config{
 		Store:      downStore{},
 		Scopes:     append(core.DefaultScopes(), login),
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Logger:     slog.New(slog.DiscardHandler), // the failures are logged at most once per 10s
 	})
 	if err != nil {

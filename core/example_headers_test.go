@@ -25,7 +25,7 @@ func ExampleHeaderMode() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Headers:    mode,
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})

@@ -16,7 +16,7 @@ func ExampleCall_plan() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
 	rates := core.RateTable{"api.user": "3/min,1000/day", "api.user@gold": "10/min,100000/day"}
-	lim, err := core.New(core.Config{Store: store, Rates: rates, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, Rates: rates, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -27,7 +27,7 @@ func ExampleConfig_shadow() {
 		Store:      store,
 		Scopes:     []core.Scope{api},
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Observe: func(_ context.Context, e core.Event) {
 			d := e.Decision
 			fmt.Println(d.Scope, d.Caller.Kind(), d.Outcome, "allowed:", d.Allowed)
@@ -48,24 +48,23 @@ func ExampleConfig_shadow() {
 	// api anon shadow allowed: true
 }
 
-// Read the rates, the number of proxies and the trusted proxies from
-// flags (flag.TextVar), JSON or YAML strings, or the environment: each has
-// one text form.
+// Read the rates and the trusted proxies from flags (flag.TextVar), JSON
+// or YAML strings, or the environment: each has one text form. The number
+// of proxies is a plain number, nil until it is given.
 func ExampleRateTable() {
 	var cfg struct {
-		Rates          core.RateTable  `json:"rates"`
-		NumProxies     core.ProxyCount `json:"num_proxies"`
-		TrustedProxies core.Networks   `json:"trusted_proxies"`
+		Rates          core.RateTable `json:"rates"`
+		NumProxies     *int           `json:"num_proxies"`
+		TrustedProxies core.Networks  `json:"trusted_proxies"`
 	}
 	fs := flag.NewFlagSet("app", flag.ContinueOnError)
 	fs.TextVar(&cfg.Rates, "rates", cfg.Rates, "SCOPE.KIND=RATE[,RATE...] ...")
-	fs.TextVar(&cfg.NumProxies, "num-proxies", cfg.NumProxies, "number of reverse proxies")
 	fs.TextVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDR[,CIDR...] of the reverse proxies")
-	err := fs.Parse([]string{"-rates", "api.anon=60/min,1000/day api.user=600/min", "-num-proxies", "1"})
-	fmt.Println(cfg.Rates, cfg.NumProxies, err)
+	err := fs.Parse([]string{"-rates", "api.anon=60/min,1000/day api.user=600/min", "-trusted-proxies", "10.0.0.0/8"})
+	fmt.Println(cfg.Rates, cfg.TrustedProxies, err)
 
-	err = json.Unmarshal([]byte(`{"rates": "api.anon=30/min", "num_proxies": "2", "trusted_proxies": "10.0.0.0/8"}`), &cfg)
-	fmt.Println(cfg.Rates, cfg.NumProxies, cfg.TrustedProxies, err)
+	err = json.Unmarshal([]byte(`{"rates": "api.anon=30/min", "num_proxies": 2, "trusted_proxies": "10.0.0.0/8"}`), &cfg)
+	fmt.Println(cfg.Rates, *cfg.NumProxies, cfg.TrustedProxies, err)
 
 	err = cfg.Rates.UnmarshalText([]byte("api.anon=60/minuets"))
 	fmt.Println(err)
@@ -75,7 +74,7 @@ func ExampleRateTable() {
 	_, err = core.New(core.Config{Store: store, Rates: cfg.Rates, NumProxies: cfg.NumProxies, TrustedProxies: cfg.TrustedProxies})
 	fmt.Println(err)
 	// Output:
-	// api.anon=60/min,1000/day api.user=600/min 1 <nil>
+	// api.anon=60/min,1000/day api.user=600/min 10.0.0.0/8 <nil>
 	// api.anon=30/min 2 10.0.0.0/8 <nil>
 	// "api.anon=60/minuets": invalid rate "60/minuets": unknown unit "minuets"; want N/PERIOD with N a positive integer and PERIOD an optional positive multiplier and a unit: s, sec, secs, second, seconds; m, min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days (e.g. "60/min", "100/15m", "1000/days")
 	// <nil>
@@ -123,7 +122,7 @@ func ExampleLimiter_AllowN_clamped() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "3/min,100/day"}, // lowered below the export's cost of 5
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	if err != nil {

@@ -25,7 +25,7 @@ func ExampleLimiter_Reset() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        clock.Now,
 	})
 	if err != nil {

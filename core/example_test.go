@@ -43,7 +43,7 @@ func ExampleConfig() {
 		Rates: map[string]string{
 			"api.anon": "30/min,500/day",
 		},
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 	}
 	lim, err := core.New(cfg)
 	if err != nil {
@@ -71,7 +71,7 @@ func ExampleLimiter_Allow() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        clock.Now,
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func ExampleLimiter_Caller() {
 	defer store.Close()
 	// counted returns whom a limiter behind the given number of proxies
 	// counts a request from peer with the given X-Forwarded-For.
-	counted := func(proxies core.ProxyCount, peer, forwarded string) string {
+	counted := func(proxies *int, peer, forwarded string) string {
 		lim, err := core.New(core.Config{Store: store, NumProxies: proxies})
 		if err != nil {
 			panic(err)
@@ -118,17 +118,17 @@ func ExampleLimiter_Caller() {
 		return lim.Caller(r, core.Caller{}).String()
 	}
 	// No proxy: the caller connects directly and the header is ignored.
-	fmt.Println(counted(core.Proxies(0), "203.0.113.7:41000", "198.51.100.1"))
+	fmt.Println(counted(new(0), "203.0.113.7:41000", "198.51.100.1"))
 	// One nginx: it appended the caller's address to what the caller wrote.
-	fmt.Println(counted(core.Proxies(1), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7"))
+	fmt.Println(counted(new(1), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7"))
 	// A cloud load balancer, then nginx: the load balancer appended the
 	// caller's address, nginx the load balancer's.
-	fmt.Println(counted(core.Proxies(2), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7, 10.0.1.9"))
+	fmt.Println(counted(new(2), "10.0.0.2:41000", "198.51.100.1, 203.0.113.7, 10.0.1.9"))
 	// Fewer entries than proxies: the request did not come through both
 	// proxies, so it is counted as the peer, never as somebody new.
-	fmt.Println(counted(core.Proxies(2), "10.0.0.2:41000", "203.0.113.7"))
+	fmt.Println(counted(new(2), "10.0.0.2:41000", "203.0.113.7"))
 	// Not set: the peer address, and the check W601 warns.
-	fmt.Println(counted(core.ProxyCount{}, "10.0.0.2:41000", "203.0.113.7"))
+	fmt.Println(counted(nil, "10.0.0.2:41000", "203.0.113.7"))
 	// Output:
 	// 203.0.113.7
 	// 203.0.113.7

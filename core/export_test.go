@@ -9,14 +9,17 @@ import (
 // This file gives the external tests of package core (package core_test)
 // what they test that is not exported.
 
-// ClientAddr is clientAddr without trusted networks.
-func ClientAddr(remoteAddr string, forwardedFor []string, proxies ProxyCount) netip.Addr {
-	a, _ := clientAddr(remoteAddr, forwardedFor, proxies, nil)
+// ClientAddr is clientAddr without trusted networks, for Config.NumProxies
+// proxies.
+func ClientAddr(remoteAddr string, forwardedFor []string, proxies *int) netip.Addr {
+	a, _ := clientAddr(remoteAddr, forwardedFor, proxiesOf(proxies), nil)
 	return a
 }
 
-// TrustedClientAddr is clientAddr.
-var TrustedClientAddr = clientAddr
+// TrustedClientAddr is clientAddr, for Config.NumProxies proxies.
+func TrustedClientAddr(remoteAddr string, forwardedFor []string, proxies *int, trusted Networks) (netip.Addr, bool) {
+	return clientAddr(remoteAddr, forwardedFor, proxiesOf(proxies), trusted)
+}
 
 // CountedKey is countedKey.
 func (c Caller) CountedKey() (string, bool) { return c.countedKey() }

@@ -202,7 +202,7 @@ func checkFields(t *testing.T, h http.Header, d *core.Decision) {
 			Violated []string `json:"violated-policies"`
 		}
 		require.NoError(t, json.Unmarshal(b, &p))
-		assert.Equal(t, core.ProblemQuotaExceeded, p.Type)
+		assert.Equal(t, "https://iana.org/assignments/http-problem-types#quota-exceeded", p.Type)
 		require.NotEmpty(t, p.Violated, "violated-policies: %s", b)
 		if len(ts) > 0 {
 			for _, name := range p.Violated {

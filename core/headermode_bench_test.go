@@ -28,7 +28,7 @@ func BenchmarkDecideHeaders(b *testing.B) {
 				lim, err := core.New(core.Config{
 					Store:      store,
 					Rates:      map[string]string{"api.anon": "2000000000/min,2000000000/day"},
-					NumProxies: core.Proxies(0),
+					NumProxies: new(0),
 					Now:        func() time.Time { return now },
 					Headers:    mode,
 				})

@@ -28,7 +28,7 @@ import (
 type Limiter struct {
 	store     Store
 	scopes    map[string]*scopeLimits
-	proxies   ProxyCount
+	proxies   proxyCount
 	trusted   Networks
 	bits6     int
 	now       func() time.Time
@@ -86,6 +86,9 @@ func New(cfg Config) (*Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ratescope: invalid config: %w", err)
 	}
+	if n := cfg.NumProxies; n != nil {
+		cfg.NumProxies = new(*n) // the caller's variable may change later
+	}
 	if cfg.IPv6Bits == 0 {
 		cfg.IPv6Bits = 64
 	}
@@ -106,7 +109,7 @@ func New(cfg Config) (*Limiter, error) {
 	l := &Limiter{
 		store:     cfg.Store,
 		scopes:    make(map[string]*scopeLimits, len(resolved)),
-		proxies:   cfg.NumProxies,
+		proxies:   proxiesOf(cfg.NumProxies),
 		trusted:   cfg.TrustedProxies,
 		bits6:     cfg.IPv6Bits,
 		now:       cfg.Now,
@@ -175,6 +178,9 @@ func (l *Limiter) Config() Config {
 		c.Scopes[i] = s.clone()
 	}
 	c.Rates = maps.Clone(l.config.Rates)
+	if n := l.config.NumProxies; n != nil {
+		c.NumProxies = new(*n)
+	}
 	c.TrustedProxies = slices.Clone(l.config.TrustedProxies)
 	c.ExemptNetworks = slices.Clone(l.config.ExemptNetworks)
 	c.ExemptUsers = slices.Clone(l.config.ExemptUsers)

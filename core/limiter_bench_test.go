@@ -33,7 +33,7 @@ func BenchmarkDecide(b *testing.B) {
 			lim, err := core.New(core.Config{
 				Store:      store,
 				Rates:      map[string]string{"api.anon": "2000000000/min,2000000000/day"},
-				NumProxies: core.Proxies(0),
+				NumProxies: new(0),
 				Now:        func() time.Time { return now },
 			})
 			if err != nil {
@@ -104,7 +104,7 @@ func BenchmarkDecideModes(b *testing.B) {
 			cfg := core.Config{
 				Store:      store,
 				Rates:      map[string]string{"api.anon": bc.rates},
-				NumProxies: core.Proxies(0),
+				NumProxies: new(0),
 				Now:        func() time.Time { return now },
 				Logger:     slog.New(slog.DiscardHandler),
 			}
@@ -146,7 +146,7 @@ func BenchmarkSetHeaders(b *testing.B) {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	if err != nil {
 		b.Fatal(err)

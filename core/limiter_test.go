@@ -307,7 +307,7 @@ func TestLimiterConfigDefaults(t *testing.T) {
 	assert.Equal(t, 64, cfg.IPv6Bits)
 	assert.Equal(t, 0.8, cfg.LoadRatio)
 	assert.Equal(t, 10*time.Second, cfg.ErrorLogInterval)
-	assert.False(t, cfg.NumProxies.IsSet())
+	assert.Nil(t, cfg.NumProxies)
 	assert.Equal(t, core.DefaultScopes(), cfg.Scopes)
 	assert.True(t, lim.HasScope("api"))
 	assert.False(t, lim.HasScope("apix"))

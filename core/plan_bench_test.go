@@ -19,7 +19,7 @@ func BenchmarkDecidePlan(b *testing.B) {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.user": "2000000000/min,2000000000/day", "api.user@gold": "2000000000/min,2000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        func() time.Time { return now },
 	})
 	if err != nil {

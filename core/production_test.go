@@ -135,18 +135,18 @@ func TestTrustedClientAddr(t *testing.T) {
 		name      string
 		peer      string
 		forwarded []string
-		proxies   core.ProxyCount
+		proxies   *int
 		want      string
 		// configured: the address was read as the settings say, not
 		// fallen back to a proxy's (such a caller is never exempt).
 		configured bool
 	}{
 		{name: "peer outside: header ignored", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, want: "203.0.113.1", configured: true},
-		{name: "peer outside even with NumProxies", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(1), want: "203.0.113.1", configured: true},
+		{name: "peer outside even with NumProxies", peer: "203.0.113.1:1", forwarded: []string{"198.51.100.1"}, proxies: new(1), want: "203.0.113.1", configured: true},
 		{name: "one proxy", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1"}, want: "198.51.100.1", configured: true},
 		{name: "proxies skipped", peer: "10.0.0.1:1", forwarded: []string{"6.6.6.6, 198.51.100.1, 10.1.1.1", "10.2.2.2"}, want: "198.51.100.1", configured: true},
-		{name: "NumProxies stops the walk", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1, 10.1.1.1, 10.2.2.2"}, proxies: core.Proxies(2), want: "10.1.1.1", configured: true},
-		{name: "NumProxies 0 reads no header", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1"}, proxies: core.Proxies(0), want: "10.0.0.1", configured: true},
+		{name: "NumProxies stops the walk", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1, 10.1.1.1, 10.2.2.2"}, proxies: new(2), want: "10.1.1.1", configured: true},
+		{name: "NumProxies 0 reads no header", peer: "10.0.0.1:1", forwarded: []string{"198.51.100.1"}, proxies: new(0), want: "10.0.0.1", configured: true},
 		{name: "all trusted: the leftmost", peer: "10.0.0.1:1", forwarded: []string{"10.9.9.9, 10.1.1.1"}, want: "10.9.9.9"},
 		{name: "not an address: the last trusted", peer: "10.0.0.1:1", forwarded: []string{"garbage, 10.1.1.1"}, want: "10.1.1.1"},
 		{name: "no header", peer: "10.0.0.1:1", want: "10.0.0.1"},
@@ -160,8 +160,8 @@ func TestTrustedClientAddr(t *testing.T) {
 			assert.Equal(t, tt.configured, configured, "read as configured")
 		})
 	}
-	got, _ := core.TrustedClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1), nil)
-	assert.Equal(t, core.ClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, core.Proxies(1)), got, "no networks: ClientAddr")
+	got, _ := core.TrustedClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, new(1), nil)
+	assert.Equal(t, core.ClientAddr("10.0.0.1:1", []string{"a, 198.51.100.1"}, new(1)), got, "no networks: ClientAddr")
 }
 
 func TestKeyCallersApartFromUsers(t *testing.T) {
@@ -230,20 +230,23 @@ func TestRateTable(t *testing.T) {
 	assert.Equal(t, []core.Rate{core.PerMinute(3), core.PerDay(100)}, lim.Config().Scopes[0].Anon)
 }
 
-func TestProxyCountText(t *testing.T) {
+// The number of proxies is a plain number in JSON and YAML, and null (or
+// left out) for unset; core.New rejects a negative one (TestNumProxies).
+func TestNumProxiesText(t *testing.T) {
 	t.Parallel()
 	type conf struct {
-		NumProxies core.ProxyCount `json:"num_proxies" yaml:"num_proxies"`
+		NumProxies *int `json:"num_proxies" yaml:"num_proxies"`
 	}
 	for _, tt := range []struct {
 		name string
 		json string
 		yaml string
-		want core.ProxyCount
+		want *int
 	}{
-		{name: "one", json: `{"num_proxies": "1"}`, yaml: "num_proxies: 1", want: core.Proxies(1)},
-		{name: "zero", json: `{"num_proxies": "0"}`, yaml: "num_proxies: 0", want: core.Proxies(0)},
-		{name: "unset", json: `{"num_proxies": "unset"}`, yaml: "num_proxies: unset", want: core.ProxyCount{}},
+		{name: "one", json: `{"num_proxies": 1}`, yaml: "num_proxies: 1", want: new(1)},
+		{name: "zero", json: `{"num_proxies": 0}`, yaml: "num_proxies: 0", want: new(0)},
+		{name: "unset", json: `{"num_proxies": null}`, yaml: "num_proxies: null", want: nil},
+		{name: "left out", json: `{}`, yaml: "{}", want: nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -260,16 +263,8 @@ func TestProxyCountText(t *testing.T) {
 		})
 	}
 	var c conf
-	assert.ErrorContains(t, json.Unmarshal([]byte(`{"num_proxies": "-1"}`), &c), `number of proxies "-1"`)
-	assert.ErrorContains(t, yaml.Unmarshal([]byte(`num_proxies: two`), &c), `number of proxies "two"`)
-
-	var p core.ProxyCount
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.TextVar(&p, "num-proxies", p, "")
-	require.NoError(t, fs.Parse([]string{"-num-proxies", "1"}))
-	assert.Equal(t, core.Proxies(1), p)
-	assert.Error(t, fs.Parse([]string{"-num-proxies", "x"}))
+	assert.Error(t, json.Unmarshal([]byte(`{"num_proxies": "two"}`), &c))
+	assert.Error(t, yaml.Unmarshal([]byte(`num_proxies: two`), &c))
 }
 
 func TestRateAndNetworksText(t *testing.T) {
@@ -311,12 +306,12 @@ func FuzzTrustedClientAddr(f *testing.F) {
 		if xff != "" {
 			lines = strings.Split(xff, "\n")
 		}
-		p := core.ProxyCount{}
+		var p *int
 		if n%4 > 0 {
-			p = core.Proxies(n % 4)
+			p = new(n % 4)
 		}
 		got, configured := core.TrustedClientAddr(remote, lines, p, trusted)
-		peer := core.ClientAddr(remote, nil, core.Proxies(0))
+		peer := core.ClientAddr(remote, nil, new(0))
 		if !trusted.Contains(peer) {
 			// A peer outside the networks chooses nothing.
 			assert.Equal(t, peer, got)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -29,25 +28,6 @@ func (r *Rate) UnmarshalText(text []byte) error {
 		return err
 	}
 	*r = v
-	return nil
-}
-
-// MarshalText returns the number of proxies, or "unset".
-func (p ProxyCount) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
-
-// UnmarshalText reads a whole number of proxies, 0 or more, or "unset" (or
-// nothing) for unset.
-func (p *ProxyCount) UnmarshalText(text []byte) error {
-	s := strings.TrimSpace(string(text))
-	if s == "" || s == "unset" {
-		*p = ProxyCount{}
-		return nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return fmt.Errorf("number of proxies %q: want a whole number, 0 or more, or \"unset\"", s)
-	}
-	*p = Proxies(n)
 	return nil
 }
 

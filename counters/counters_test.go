@@ -30,7 +30,7 @@ func (e evictingLimiter) Evictions() int64     { return e.evictions }
 func TestTotals(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	down, err := core.New(core.Config{Store: metricstest.DownStore{}, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler)})
+	down, err := core.New(core.Config{Store: metricstest.DownStore{}, NumProxies: new(0), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	for range 2 {
 		_, err = down.Allow(ctx, "api", core.Caller{}) // fails open
@@ -38,7 +38,7 @@ func TestTotals(t *testing.T) {
 	}
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0), Logger: slog.New(slog.DiscardHandler)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 
 	for _, tt := range []struct {

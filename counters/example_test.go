@@ -11,7 +11,7 @@ import (
 func Example() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(1)})
 	if err != nil {
 		panic(err)
 	}

@@ -29,7 +29,7 @@ func TestAllocations(t *testing.T) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := echo5limit.New(echo5limit.Config{Limiter: lim})
@@ -59,7 +59,7 @@ func TestAllocationsWithPlans(t *testing.T) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.user": "1000000000/min,1000000000/day", "api.user@gold": "2000000000/min,2000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := echo5limit.New(echo5limit.Config{

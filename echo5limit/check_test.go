@@ -35,11 +35,11 @@ func TestCheckClientIP(t *testing.T) {
 		cfg     core.Config
 		warn    bool
 	}{
-		{name: "Echo v5's default counts the proxy", cfg: core.Config{NumProxies: core.Proxies(1)}, warn: true},
+		{name: "Echo v5's default counts the proxy", cfg: core.Config{NumProxies: new(1)}, warn: true},
 		{name: "Echo v5's default counts the proxy of a trusted network", cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, warn: true},
-		{name: "Echo v5's default with no proxy", cfg: core.Config{NumProxies: core.Proxies(0)}},
-		{name: "the legacy extractor believes the header", extract: echo.LegacyIPExtractor(), cfg: core.Config{NumProxies: core.Proxies(0)}, warn: true},
-		{name: "no proxy on both sides", extract: echo.ExtractIPDirect(), cfg: core.Config{NumProxies: core.Proxies(0)}},
+		{name: "Echo v5's default with no proxy", cfg: core.Config{NumProxies: new(0)}},
+		{name: "the legacy extractor believes the header", extract: echo.LegacyIPExtractor(), cfg: core.Config{NumProxies: new(0)}, warn: true},
+		{name: "no proxy on both sides", extract: echo.ExtractIPDirect(), cfg: core.Config{NumProxies: new(0)}},
 		{name: "same networks", extract: tenOnly, cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}},
 		{name: "Echo trusts private networks ratescope does not", extract: echo.ExtractIPFromXFFHeader(), cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, warn: true},
 	} {

@@ -36,7 +36,7 @@ func TestAllocationsByHeaderMode(t *testing.T) {
 		lim, err := core.New(core.Config{
 			Store:      ms,
 			Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-			NumProxies: core.Proxies(0),
+			NumProxies: new(0),
 			Headers:    mode,
 		})
 		require.NoError(t, err)

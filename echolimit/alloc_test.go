@@ -30,7 +30,7 @@ func TestAllocations(t *testing.T) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := echolimit.New(echolimit.Config{Limiter: lim})
@@ -60,7 +60,7 @@ func TestAllocationsWithPlans(t *testing.T) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.user": "1000000000/min,1000000000/day", "api.user@gold": "2000000000/min,2000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := echolimit.New(echolimit.Config{

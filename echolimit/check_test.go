@@ -35,8 +35,8 @@ func TestCheckClientIP(t *testing.T) {
 		cfg     core.Config
 		warn    bool
 	}{
-		{name: "Echo believes the header", cfg: core.Config{NumProxies: core.Proxies(1)}, warn: true},
-		{name: "no proxy on both sides", extract: echo.ExtractIPDirect(), cfg: core.Config{NumProxies: core.Proxies(0)}},
+		{name: "Echo believes the header", cfg: core.Config{NumProxies: new(1)}, warn: true},
+		{name: "no proxy on both sides", extract: echo.ExtractIPDirect(), cfg: core.Config{NumProxies: new(0)}},
 		{name: "same networks", extract: tenOnly, cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}},
 		{name: "Echo trusts private networks ratescope does not", extract: echo.ExtractIPFromXFFHeader(), cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}, warn: true},
 	} {

@@ -23,7 +23,7 @@ func ExampleDenyProblem() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	if err != nil {
@@ -58,7 +58,7 @@ func ExampleDenyProblem() {
 func Example_cors() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -28,7 +28,7 @@ func Example_jsonRPC() {
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func ExampleConfig_denyOverloaded() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	if err != nil {

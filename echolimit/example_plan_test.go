@@ -24,7 +24,7 @@ func ExampleConfig_plan() {
 			"api.user":      "60/min,1000/day",
 			"api.user@gold": "600/min,100000/day", // the periods of api.user
 		},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	if err != nil {
 		fmt.Println(err)

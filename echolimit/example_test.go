@@ -26,7 +26,7 @@ func Example() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0), // callers connect directly
+		NumProxies: new(0), // callers connect directly
 		Now:        clock.Now,
 	})
 	if err != nil {
@@ -71,7 +71,7 @@ func Example() {
 func ExampleConfig_user() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -124,7 +124,7 @@ func ExampleErrLimited() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -169,7 +169,7 @@ func ExampleConfig_cost() {
 			Anon: []core.Rate{core.PerMinute(10), core.PerDay(100)},
 			User: []core.Rate{core.PerMinute(50), core.PerDay(1000)},
 		}),
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now, // a clock that stands still, for exact output
 	})
 	if err != nil {
@@ -209,7 +209,7 @@ func ExampleConfig_cost() {
 func ExampleConfig_exempt() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -30,7 +30,7 @@ func defaultMiddleware(t *testing.T) gin.HandlerFunc {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.anon": "1000000000/min,1000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
@@ -64,7 +64,7 @@ func TestAllocationsWithPlans(t *testing.T) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.user": "1000000000/min,1000000000/day", "api.user@gold": "2000000000/min,2000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	require.NoError(t, err)
 	limit, err := ginlimit.New(ginlimit.Config{

@@ -30,11 +30,11 @@ func TestCheckClientIP(t *testing.T) {
 		cfg     core.Config
 		warn    bool
 	}{
-		{name: "Gin trusts every proxy", cfg: core.Config{NumProxies: core.Proxies(1)}, warn: true},
-		{name: "no proxy on both sides", trusted: []string{}, cfg: core.Config{NumProxies: core.Proxies(0)}},
+		{name: "Gin trusts every proxy", cfg: core.Config{NumProxies: new(1)}, warn: true},
+		{name: "no proxy on both sides", trusted: []string{}, cfg: core.Config{NumProxies: new(0)}},
 		{name: "same networks", trusted: []string{"10.0.0.0/8"}, cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("10.0.0.0/8")}}},
 		{name: "same IPv6 networks", trusted: []string{"fd00::/8"}, cfg: core.Config{TrustedProxies: core.Networks{netip.MustParsePrefix("fd00::/8")}}},
-		{name: "Gin trusts a proxy ratescope does not", trusted: []string{"10.0.0.0/8"}, cfg: core.Config{NumProxies: core.Proxies(0)}, warn: true},
+		{name: "Gin trusts a proxy ratescope does not", trusted: []string{"10.0.0.0/8"}, cfg: core.Config{NumProxies: new(0)}, warn: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -22,7 +22,7 @@ func ExampleDenyProblem() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	if err != nil {

@@ -45,7 +45,7 @@ func ExampleConfig_failClosed() {
 			User:     []core.Rate{core.PerMinute(5)}, // unused: every attempt is counted by address
 			FailMode: core.FailClosed,                // refuse sign-ins while the store fails
 		}},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Logger:     slog.New(slog.DiscardHandler), // a refusal is logged at most once per 10s
 	})
 	if err != nil {

@@ -30,7 +30,7 @@ func ExampleConfig_giveBack() {
 			Anon: []core.Rate{{Limit: 5, Period: 15 * time.Minute}, core.PerDay(20)},
 			User: []core.Rate{core.PerMinute(5)}, // unused: no User function, every attempt is counted by address
 		}},
-		NumProxies: core.Proxies(0), // callers connect directly
+		NumProxies: new(0), // callers connect directly
 		Now:        clock.Now,
 	})
 	if err != nil {

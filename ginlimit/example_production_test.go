@@ -26,7 +26,7 @@ func Example_routeCosts() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "10/min,100/day", "api.user": "20/min,1000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 	})
 	if err != nil {
@@ -82,7 +82,7 @@ func ExampleConfig_shadowScope() {
 				shadowed++ // or feed metrics: package ratescope/prometheus
 			}
 		},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now,
 		Logger:     slog.New(slog.DiscardHandler),
 	})

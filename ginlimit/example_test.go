@@ -24,7 +24,7 @@ func Example() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0), // callers connect directly
+		NumProxies: new(0), // callers connect directly
 		Now:        clock.Now,
 	})
 	if err != nil {
@@ -69,7 +69,7 @@ func Example() {
 func ExampleConfig_user() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -119,7 +119,7 @@ func ExampleConfig_cost() {
 			User: []core.Rate{core.PerMinute(50), core.PerDay(1000)},
 		}),
 		Rates:      map[string]string{"api.anon": "30/min,500/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now, // a clock that stands still, for exact output
 	})
 	if err != nil {
@@ -160,7 +160,7 @@ func ExampleConfig_cost() {
 func ExampleConfig_exempt() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -215,7 +215,7 @@ func Example_fakeClock() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "1/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        clock.Now, // the limiter reads the fake clock once per request
 	})
 	if err != nil {

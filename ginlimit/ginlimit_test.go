@@ -131,7 +131,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	lim, err := core.New(core.Config{
 		Store:      ms,
 		Rates:      map[string]string{"api.anon": "1000000000/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        func() time.Time { return now },
 	})
 	require.NoError(b, err)

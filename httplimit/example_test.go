@@ -18,7 +18,7 @@ func Example() {
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
 		Rates:      map[string]string{"api.anon": "2/min", "api.user": "20/min"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 	})
 	if err != nil {
 		log.Fatal(err)

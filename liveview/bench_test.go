@@ -74,7 +74,7 @@ func BenchmarkServedRequest(b *testing.B) {
 				now := storetest.Start
 				cfg := core.Config{
 					Rates:      map[string]string{"api.anon": c.rate},
-					NumProxies: core.Proxies(0),
+					NumProxies: new(0),
 					Now:        func() time.Time { return now },
 				}
 				switch mode {

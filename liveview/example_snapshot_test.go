@@ -24,7 +24,7 @@ func ExampleView_Snapshot() {
 	lim, err := core.New(core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.user": "2/min"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        clock.Now,
 		Observe:    view.Observe,
 	})

@@ -39,7 +39,7 @@ func newView() (*liveview.View, *core.Limiter) {
 	}
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}),
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		Observe:    view.Observe, // core.Observers(metrics.Observe, view.Observe) with metrics too
 	})
 	if err != nil {

@@ -61,7 +61,7 @@ func TestSummaryInvariants(t *testing.T) {
 			s := newSketch(k)
 			store := memstore.New(memstore.Config{SweepInterval: -1})
 			t.Cleanup(func() { _ = store.Close() })
-			lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+			lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 			require.NoError(t, err)
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
 			rng := rand.New(rand.NewPCG(uint64(k), 29))

@@ -46,7 +46,7 @@ func newLimiter(t *testing.T, clock *storetest.Clock, rates map[string]string, o
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
 	scopes := append(core.DefaultScopes(), core.Scope{Name: "search", Anon: []core.Rate{core.PerMinute(60)}, User: []core.Rate{core.PerMinute(600)}})
-	lim, err := core.New(core.Config{Store: store, Scopes: scopes, Rates: rates, NumProxies: core.Proxies(0), Now: clock.Now, Observe: observe})
+	lim, err := core.New(core.Config{Store: store, Scopes: scopes, Rates: rates, NumProxies: new(0), Now: clock.Now, Observe: observe})
 	require.NoError(t, err)
 	return lim
 }
@@ -332,7 +332,7 @@ func TestResetMarkedWithExemptNetworks(t *testing.T) {
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
 	lim, err := core.New(core.Config{
-		Store: store, Rates: map[string]string{"api.anon": "1/min", "api.user": "1/min"}, NumProxies: core.Proxies(0),
+		Store: store, Rates: map[string]string{"api.anon": "1/min", "api.user": "1/min"}, NumProxies: new(0),
 		ExemptNetworks: core.Networks{netip.MustParsePrefix("198.51.100.0/24")}, Now: clock.Now, Observe: view.Observe,
 	})
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ func Example() {
 	}
 	lim, err := core.New(core.Config{
 		Store:      store,
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		Observe:    metrics.Observe, // every decision
 	})
 	if err != nil {

@@ -91,7 +91,7 @@ import (
 )
 
 func main() {
-	lim, err := core.New(core.Config{Store: memstore.New(memstore.Config{}), NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: memstore.New(memstore.Config{}), NumProxies: new(0)})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ func Example() {
 	policy := balance.DefaultPolicy()
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func Example() {
 // with 1009.
 func ExampleConfig_readLimit() {
 	store := memstore.New(memstore.Config{})
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	if err != nil {
 		log.Fatal(err)
 	}

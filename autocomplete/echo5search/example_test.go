@@ -23,7 +23,7 @@ func ExampleNew() {
 		Store:      memstore.New(memstore.Config{}),
 		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
 		Rates:      map[string]string{"autocomplete.project.anon": "2/min,100/day"},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        storetest.NewClock(storetest.Start).Now, // a clock that stands still, for exact output
 	})
 	if err != nil {

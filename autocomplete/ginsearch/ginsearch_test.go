@@ -49,7 +49,7 @@ func TestUnknownSearchBox(t *testing.T) {
 	t.Parallel()
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
 	require.NoError(t, err)
 	_, err = ginsearch.New("project", ginlimit.Config{Limiter: lim})
 	assert.ErrorContains(t, err, "add autocomplete.Scopes()")

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/ratescope/ratescope/cmd/ratescope/internal/replay"
+	"github.com/ratescope/ratescope/internal/proxyflag"
 )
 
 func main() {
@@ -97,7 +98,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if len(msgs) == 0 {
 		fmt.Fprintln(stdout, "no warnings")
 	}
-	fmt.Fprintf(stdout, "\nproxies: %s; trusted proxies: %s; log written by: %s\n", s.NumProxies.String(), orNone(s.TrustedProxies.String()), s.LoggedBy)
+	fmt.Fprintf(stdout, "\nproxies: %s; trusted proxies: %s; log written by: %s\n", proxyflag.Value{N: &s.NumProxies}.String(), orNone(s.TrustedProxies.String()), s.LoggedBy)
 	routes := s.RoutesInForce()
 	fmt.Fprintf(stdout, "routes: %s\n\n", routes.String())
 	fmt.Fprintf(stdout, "%-28s %-24s %s\n", "scope", "anon", "user")

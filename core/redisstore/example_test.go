@@ -34,7 +34,7 @@ func Example() {
 		log.Printf("Redis is not reachable yet; requests are allowed uncounted until it is: %v", err)
 	}
 
-	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	limiter, err := core.New(core.Config{Store: store, NumProxies: new(1)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func Example_cluster() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	limiter, err := core.New(core.Config{Store: store, NumProxies: new(1)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func ExampleStore_Stats() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	limiter, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(1)})
+	limiter, err := core.New(core.Config{Store: store, NumProxies: new(1)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func ExampleConfig_requestClock() {
 	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	limiter, err := core.New(core.Config{
 		Store:      store,
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        func() time.Time { return now },
 	})
 	if err != nil {

@@ -47,7 +47,7 @@ func TestRollingDeployAcrossWidths(t *testing.T) {
 				l, err := core.New(core.Config{
 					Store:      store,
 					Scopes:     []core.Scope{{Name: "api", Anon: rates, User: rates}},
-					NumProxies: core.Proxies(0),
+					NumProxies: new(0),
 					Now:        clock.Now,
 					Logger:     quiet,
 				})

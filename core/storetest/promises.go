@@ -353,7 +353,7 @@ func testClientHangsUp(t *testing.T, s core.Store) {
 	lim, err := core.New(core.Config{
 		Store:      s,
 		Scopes:     []core.Scope{{Name: scope, Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(2)}}},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        func() time.Time { return Start },
 		Logger:     slog.New(slog.NewTextHandler(&log, nil)),
 	})

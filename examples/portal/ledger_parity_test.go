@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
@@ -24,7 +23,7 @@ import (
 func TestRPCParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Warn: 200, Drop: 400, Now: clock.Now})
+	handlers := parityHandlers(t, portal.Options{NumProxies: new(1), Admins: []string{"root"}, Warn: 200, Drop: 400, Now: clock.Now})
 
 	const ok, warned, overloaded = `{"result":{"status":"success"}}`, `{"result":{"status":"success","warning":"load"}}`, "Server is overloaded"
 	type step struct {

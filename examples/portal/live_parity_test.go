@@ -26,7 +26,7 @@ func TestLiveViewParity(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
 	o := portal.Options{
 		Rates:      core.RateTable{"api.anon": "3/min,100/day"},
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		AdminToken: "s3cret",
 		Now:        clock.Now,
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
@@ -22,7 +21,7 @@ import (
 func TestLoginParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Admins: []string{"root"}, Now: clock.Now})
+	handlers := parityHandlers(t, portal.Options{NumProxies: new(1), Admins: []string{"root"}, Now: clock.Now})
 	const (
 		right     = `{"user":"alice","password":"pw-alice"}`
 		wrong     = `{"user":"alice","password":"guess"}`

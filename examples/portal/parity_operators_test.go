@@ -152,7 +152,7 @@ func TestOperatorParity(t *testing.T) {
 			"api.anon": "3/minutes,100/days", "api.user": "4/min,1000/day", "api.user@gold": "6/mins,2000/day",
 			"login.anon": "3/minute", "autocomplete.project.anon": "1/min,100/day",
 		},
-		NumProxies:     core.Proxies(1),
+		NumProxies:     new(1),
 		Admins:         []string{"root"},
 		AdminToken:     "s3cret",
 		ExemptNetworks: core.Networks{netip.MustParsePrefix("203.0.113.0/24")},
@@ -287,7 +287,7 @@ func TestHeaderPolicyParity(t *testing.T) {
 					"api.anon": "2/min,100/day", "api.user@gold": "3/min,2000/day",
 					"login.anon": "1/min", "autocomplete.project.anon": "1/min,100/day",
 				},
-				NumProxies: core.Proxies(1),
+				NumProxies: new(1),
 				PlanUsers:  portal.PlanUsers{"gold": {"carol"}},
 				AdminToken: "s3cret",
 				Headers:    tc.mode,
@@ -335,7 +335,7 @@ func TestFailClosedParity(t *testing.T) {
 	clock := storetest.NewClock(storetest.Start)
 	handlers := parityHandlers(t, portal.Options{
 		RedisURL:   "redis://" + dead + "/0",
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		FailClosed: []string{"api", "login"},
 		Now:        clock.Now,
 	})
@@ -355,7 +355,7 @@ func TestFailClosedParity(t *testing.T) {
 func TestAdminRouteAbsentParity(t *testing.T) {
 	t.Parallel()
 	clock := storetest.NewClock(storetest.Start)
-	handlers := parityHandlers(t, portal.Options{NumProxies: core.Proxies(1), Rates: core.RateTable{"api.anon": "1/min,100/day"}, Now: clock.Now})
+	handlers := parityHandlers(t, portal.Options{NumProxies: new(1), Rates: core.RateTable{"api.anon": "1/min,100/day"}, Now: clock.Now})
 	steps := []parityStep{
 		{method: http.MethodDelete, path: portal.AdminLimitsRoute + "api?caller=192.0.2.1", token: "s3cret", xff: "192.0.2.1", status: 404, limit: "-"},
 		{method: http.MethodDelete, path: portal.AdminLimitsRoute + "api?caller=192.0.2.1", xff: "192.0.2.1", status: 404, limit: "-"},

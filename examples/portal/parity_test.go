@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/storetest"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
@@ -30,7 +29,7 @@ func TestFrameworkParity(t *testing.T) {
 			"api.anon": "3/min,100/day", "api.user": "4/min,1000/day",
 			"autocomplete.project.anon": "2/min,100/day", "autocomplete.project.user": "1/min,100/day",
 		},
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		Admins:     []string{"root"},
 		Now:        clock.Now,
 	})

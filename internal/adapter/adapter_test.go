@@ -20,7 +20,7 @@ func newLimiter(t *testing.T) *core.Limiter {
 	t.Helper()
 	ms := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = ms.Close() })
-	lim, err := core.New(core.Config{Store: ms, Rates: map[string]string{"api.anon": "10/min", "api.user": "20/min"}, NumProxies: core.Proxies(0)})
+	lim, err := core.New(core.Config{Store: ms, Rates: map[string]string{"api.anon": "10/min", "api.user": "20/min"}, NumProxies: new(0)})
 	require.NoError(t, err)
 	return lim
 }

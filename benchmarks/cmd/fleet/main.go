@@ -141,7 +141,7 @@ func newDecider(store string, rdb redis.UniversalClient, prefix string) (decider
 		lim, err := core.New(core.Config{
 			Store:      st,
 			Scopes:     []core.Scope{{Name: "api", Anon: rates, User: rates}},
-			NumProxies: core.Proxies(0),
+			NumProxies: new(0),
 		})
 		if err != nil {
 			return nil, err

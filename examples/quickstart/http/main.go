@@ -27,7 +27,7 @@ func main() {
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several
 		Rates:      map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},
-		NumProxies: core.Proxies(1), // one reverse proxy in front of the app
+		NumProxies: new(1), // one reverse proxy in front of the app
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -195,7 +195,7 @@ func newLimiterWith(t *testing.T, store core.Store, clock *storetest.Clock, twea
 	cfg := core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "3/min,100/day", "api.user": "5/min,1000/day"},
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		Now:        clock.Now,
 		Logger:     slog.New(slog.DiscardHandler),
 	}

@@ -289,7 +289,7 @@ func testTrustedDirect(t *testing.T, build builder) {
 func testTrustedWalk(t *testing.T, build builder) {
 	a := newAppWith(t, build, nil, func(c *core.Config) {
 		c.TrustedProxies = trusted
-		c.NumProxies = core.Proxies(2)
+		c.NumProxies = new(2)
 	}, Options{})
 	for _, tt := range []struct {
 		name, peer, forwarded, want string

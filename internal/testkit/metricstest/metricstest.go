@@ -75,7 +75,7 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 			{Name: "api", Anon: []core.Rate{core.PerMinute(2)}, User: []core.Rate{core.PerMinute(5)}},
 			{Name: "new", Anon: []core.Rate{core.PerMinute(1)}, User: []core.Rate{core.PerMinute(1)}, Shadow: true},
 		},
-		NumProxies: core.Proxies(0),
+		NumProxies: new(0),
 		Now:        clock.Now,
 		Logger:     discard,
 		Observe:    observe,
@@ -83,11 +83,11 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 	require.NoError(t, err)
 	ws, err := balance.New(balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: policy})
 	require.NoError(t, err)
-	down, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Logger: discard, Observe: observe})
+	down, err := core.New(core.Config{Store: DownStore{}, NumProxies: new(0), Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	closedScopes := core.DefaultScopes()
 	closedScopes[0].FailMode = core.FailClosed
-	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: core.Proxies(0), Scopes: closedScopes, Logger: discard, Observe: observe})
+	closed, err := core.New(core.Config{Store: DownStore{}, NumProxies: new(0), Scopes: closedScopes, Logger: discard, Observe: observe})
 	require.NoError(t, err)
 	return Limiters{Limiter: lim, WS: ws, Store: store, Down: down, Closed: closed}
 }
@@ -177,7 +177,7 @@ func NewRedis(t testing.TB, observe func(context.Context, core.Event)) Redis {
 	t.Cleanup(func() { _ = client.Close() })
 	store, err := redisstore.New(redisstore.Config{Client: client, Prefix: "metricstest:" + t.Name() + ":"})
 	require.NoError(t, err)
-	lim, err := core.New(core.Config{Store: store, NumProxies: core.Proxies(0), Observe: observe, Rates: map[string]string{"api.anon": "1/min"}})
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0), Observe: observe, Rates: map[string]string{"api.anon": "1/min"}})
 	require.NoError(t, err)
 	return Redis{Limiter: lim, Store: store}
 }

@@ -39,7 +39,7 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 			Store:      store,
 			Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
 			Rates:      rates,
-			NumProxies: core.Proxies(0),
+			NumProxies: new(0),
 			Now:        storetest.NewClock(storetest.Start).Now,
 		})
 		require.NoError(t, err)
@@ -102,7 +102,7 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 		lim, err := core.New(core.Config{
 			Store:      downStore{},
 			Scopes:     scopes,
-			NumProxies: core.Proxies(0),
+			NumProxies: new(0),
 			Logger:     slog.New(slog.DiscardHandler),
 		})
 		require.NoError(t, err)

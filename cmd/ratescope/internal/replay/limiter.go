@@ -22,6 +22,7 @@ import (
 	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
+	"github.com/ratescope/ratescope/internal/proxyflag"
 )
 
 // Settings are the settings of the limiter a replay builds: those of the
@@ -33,7 +34,7 @@ type Settings struct {
 	Rates core.RateTable
 	// NumProxies is the application's number of reverse proxies, the
 	// one that wrote the log included. Default: 1.
-	NumProxies core.ProxyCount
+	NumProxies *int
 	// TrustedProxies are the application's trusted proxy networks.
 	TrustedProxies core.Networks
 	// Routes map paths to scopes, added to [DefaultRoutes]: a route
@@ -57,14 +58,14 @@ type Settings struct {
 // DefaultSettings returns the defaults: one proxy, the log written by it,
 // the default routes.
 func DefaultSettings() Settings {
-	return Settings{NumProxies: core.Proxies(1), LoggedBy: "proxy"}
+	return Settings{NumProxies: new(1), LoggedBy: "proxy"}
 }
 
 // Register adds the flags of the settings to fs: -rates, -num-proxies,
 // -trusted-proxies, -route, -max-entries, -logged-by and -proxy-addr.
 func (s *Settings) Register(fs *flag.FlagSet) {
 	fs.Var((*rawTable)(&s.Rates), "rates", "the rates: `SCOPE.KIND=RATE[,RATE...] ...` (as core.RateTable reads them), over each scope's starting values")
-	fs.TextVar(&s.NumProxies, "num-proxies", s.NumProxies, "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
+	fs.Var(proxyflag.Value{N: &s.NumProxies}, "num-proxies", "the application's number of reverse proxies, the one that wrote the log included (`N` or unset)")
 	fs.TextVar(&s.TrustedProxies, "trusted-proxies", s.TrustedProxies, "the application's trusted proxy networks: `CIDR[,CIDR...]`")
 	fs.Var(&s.Routes, "route", "`PREFIX=SCOPE[:COST]`: requests whose path starts with PREFIX are decided in SCOPE at COST (default 1); repeatable; SCOPE ending in .* takes the next part of the path; added to /api/=api and /autocomplete/=autocomplete.*, a route of the same PREFIX replacing one of them; a SCOPE of your own needs its rates in -rates")
 	fs.IntVar(&s.MaxEntries, "max-entries", 0, "the most callers kept in memory, per store and for the statistics (default 1048576)")

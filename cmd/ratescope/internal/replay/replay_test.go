@@ -164,7 +164,7 @@ func TestDecisionsMatchLimiter(t *testing.T) {
 	ref, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{SweepInterval: -1}),
 		Scopes:     append(core.DefaultScopes(), autocomplete.Scopes()...),
-		NumProxies: core.Proxies(1),
+		NumProxies: new(1),
 		Now:        func() time.Time { return now },
 	})
 	require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestForgedForwardedFor(t *testing.T) {
 			lb[i].addr = "192.0.2.1"
 		}
 		opt := replay.Options{Format: "main", Settings: replay.DefaultSettings()}
-		opt.Settings.NumProxies = core.ProxyCount{}
+		opt.Settings.NumProxies = nil
 		opt.Settings.TrustedProxies = core.Networks{netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("127.0.0.0/8")}
 		rep := run(t, opt, combined(lb, true))
 		g := group(t, rep, "api", "anon")

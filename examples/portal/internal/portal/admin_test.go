@@ -32,7 +32,7 @@ func TestAdminTokenFlag(t *testing.T) {
 func TestResetLimits(t *testing.T) {
 	t.Parallel()
 	newApp := func(token string) *portal.App {
-		a, err := portal.New(portal.Options{AdminToken: token, NumProxies: core.Proxies(0), Rates: core.RateTable{"api.user": "1/min,100/day"}}, slog.New(slog.DiscardHandler))
+		a, err := portal.New(portal.Options{AdminToken: token, NumProxies: new(0), Rates: core.RateTable{"api.user": "1/min,100/day"}}, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = a.Close() })
 		return a

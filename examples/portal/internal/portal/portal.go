@@ -24,6 +24,7 @@ import (
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/core/redisstore"
+	"github.com/ratescope/ratescope/internal/proxyflag"
 	"github.com/ratescope/ratescope/liveview"
 )
 
@@ -77,8 +78,8 @@ type Options struct {
 	// reads it. Default: $REDIS_URL; empty keeps the counts in memory.
 	RedisURL string
 	// NumProxies is the number of reverse proxies in front. Default:
-	// unset, which the startup checks report as W601.
-	NumProxies core.ProxyCount
+	// nil, unset, which the startup checks report as W601.
+	NumProxies *int
 	// TrustedProxies are the networks of the reverse proxies: when set,
 	// X-Forwarded-For is read only from peers inside them. Default: none.
 	TrustedProxies core.Networks
@@ -147,7 +148,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Op
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
 	fs.StringVar(&o.Framework, "framework", "gin", "web framework: "+strings.Join(Frameworks, ", ")+" (Echo v5)")
 	fs.StringVar(&o.RedisURL, "redis", getenv("REDIS_URL"), "Redis `URL` for the counts (default $REDIS_URL; empty: in memory)")
-	fs.TextVar(&o.NumProxies, "num-proxies", o.NumProxies, "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
+	fs.Var(proxyflag.Value{N: &o.NumProxies}, "num-proxies", "number `N` of reverse proxies in front (default: unset, warned as W601; 0 for none)")
 	fs.TextVar(&o.TrustedProxies, "trusted-proxies", o.TrustedProxies, "comma-separated `CIDR`s of the reverse proxies: X-Forwarded-For is read only from peers inside them")
 	fs.Var(ratesFlag{&o.Rates}, "rates", "space-separated `SPEC`s SCOPE.KIND=RATE[,RATE...], SCOPE api, login or autocomplete.NAME, api.user@PLAN for -plan-users, e.g. \"api.anon=3/min,100/day autocomplete.project.user=10/minutes,1000/days\"")
 	fs.BoolVar(&o.Shadow, "shadow", false, "shadow mode: serve every request, count and report it as if the limits were enforced")
