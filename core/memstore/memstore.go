@@ -7,22 +7,15 @@
 //
 // # Memory
 //
-// A caller costs one entry per scope: a timestamp and, per limit, 21
-// counters of 2 bytes (4 for a limit above 65,535) and a 2-byte time (96
-// bytes for a minute and a day limit), found through a map keyed by the
-// IPv4 address (4 bytes), the IPv6 network (16 bytes) or the user id (its
-// 71-byte digest for an id above 64 bytes, so that no id makes a large
-// entry). With a
-// minute and a day limit an IPv4 caller costs about 121 bytes in all (120.8
-// B in BenchmarkMemoryPerCaller, 1,000,000 callers). An entry is dropped
-// once all its windows are empty, one longest period after its last
-// admitted request; a background sweep, every
+// A caller costs one small entry per scope (docs/reference.md gives its
+// size), found through a map keyed by the IPv4 address, the IPv6 network or
+// the user id (a digest for a long id, so that no id makes a large entry).
+// An entry is dropped once all its windows are empty, one longest period
+// after its last admitted request; a background sweep, every
 // Config.SweepInterval, removes such entries and gives the memory of a map
-// that emptied back to the runtime, so memory returns to where it started
-// once callers go quiet. The sweep reads the requests' clock: an entry has
-// expired when the latest request the store decided is a longest period
-// after it (see Config.Now), so a limiter on a clock of its own never loses
-// live counts to the sweep.
+// that emptied back to the runtime. The sweep reads the requests' clock
+// (see Config.Now), so a limiter on a clock of its own never loses live
+// counts to it.
 //
 // # A bound for the whole store
 //
@@ -43,15 +36,12 @@
 // otherwise set free: a refused caller is never served before its
 // Retry-After because of an eviction while any entry with less at stake is
 // left. Evictions are counted in [Store.Evictions]. The bound can be passed
-// by the decisions in progress at one moment, never by more. A mark costs a
-// map slot of its own (the key and 8 bytes) while it lasts.
+// by the decisions in progress at one moment, never by more.
 //
-// Balances ([balance.Store]) are kept apart, one 24-byte state per
-// caller and balance scope in sharded maps, each balance scope and kind of
-// caller bounded by Config.MaxEntries on its own (balance scopes are few); the sweep drops a balance 4*Window+1 s after its
-// last step, when it reads zero, and a full shard evicts a balance below
-// the warning threshold before any other, so that a flood of new callers
-// does not set a dropped caller free.
+// Balances ([balance.Store]) are kept apart, each balance scope and kind
+// of caller bounded by Config.MaxEntries on its own; a full shard evicts a
+// balance below the warning threshold before any other, so that a flood of
+// new callers does not set a dropped caller free.
 //
 // # Time
 //
