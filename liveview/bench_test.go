@@ -123,8 +123,8 @@ func BenchmarkServedRequest(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshot is one View.Snapshot (the page's and the JSON's
-// figures) of a view whose two summaries are full, with the default
+// BenchmarkSnapshot is one snapshot (the page's and the JSON's figures,
+// through export_test.go) of a view whose two summaries are full, with the default
 // Config.Callers and the largest: the time and memory of a refresh. A
 // refusal waits for one chunk of the snapshot at most, not for all of it
 // (TestSnapshotInChunks).

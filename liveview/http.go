@@ -18,10 +18,11 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// TokenHeader is the request header that carries the page's CSRF token on
+// tokenHeader is the request header that carries the page's CSRF token on
 // a reset request. The page holds the token in
 // <meta name="liveview-token">; a page of another origin cannot read it.
-const TokenHeader = "X-CSRF-Token"
+// The page's script (pageScript) names the header too.
+const tokenHeader = "X-CSRF-Token"
 
 // ServeHTTP serves the view at whatever path it is mounted on, to a
 // request that the application has already authenticated:
@@ -30,14 +31,20 @@ const TokenHeader = "X-CSRF-Token"
 //     that fetches ?format=main every Config.Refresh and posts resets, and
 //     nothing from any other origin (its Content-Security-Policy allows
 //     no other);
-//   - GET ?format=json: the [Snapshot], as JSON, for scripts;
+//   - GET ?format=json: the page's figures as one JSON object, for
+//     scripts: "now", "series" (the counts of each second of the last 15
+//     minutes, per scope, kind of caller and outcome), "refused" (the
+//     table's rows, each with the "ref" a reset names), "refusals",
+//     "callers", "error_bound" and "reset_allowed"; docs/reference.md
+//     describes every field;
 //   - GET ?format=main: the page's changing part, HTML, for its script,
 //     with the page's Content-Security-Policy and frame protection;
-//   - POST with the form fields scope and ref (a row's Scope and Ref, as
-//     [Refused] names them) and the header [TokenHeader]: resets that
+//   - POST with the form fields scope and ref (a row's "scope" and "ref"
+//     in the JSON) and the page's CSRF token (its <meta
+//     name="liveview-token">) in the header X-CSRF-Token: resets that
 //     caller in that scope (core.Limiter.Reset) and answers 204 No
 //     Content. For a caller whose user id is longer than the view keeps
-//     (its row's Caller ends with the id's length and digest), it answers
+//     (its row's caller ends with the id's length and digest), it answers
 //     202 Accepted, and the reset is made at the caller's next refusal,
 //     when the view holds the caller's value again. It answers 400 Bad
 //     Request for a ref that is no row reference; 403 Forbidden when
@@ -65,7 +72,7 @@ func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch f := r.URL.Query().Get("format"); f {
 	case "json":
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_ = json.NewEncoder(w).Encode(v.Snapshot())
+		_ = json.NewEncoder(w).Encode(v.snapshot())
 	case "main":
 		setHTMLHeaders(w.Header())
 		_ = pageTemplate.ExecuteTemplate(w, "main", v.pageData())
@@ -99,8 +106,8 @@ func (v *View) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "reset from another site ("+site+")")
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(v.token)) != 1 {
-		writeError(w, http.StatusForbidden, "missing or wrong "+TokenHeader)
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(tokenHeader)), []byte(v.token)) != 1 {
+		writeError(w, http.StatusForbidden, "missing or wrong "+tokenHeader)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -154,7 +161,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 type pageData struct {
 	Token   string
 	Refresh int64 // milliseconds
-	Snap    Snapshot
+	Snap    snapshot
 	Charts  []chart
 	Rows    []row
 }
@@ -170,14 +177,14 @@ type chart struct {
 type line struct {
 	Outcome, Label, Colour string
 	Total, Peak            int64  // the sum of the counts and the largest
-	Points                 string // of an SVG polyline, 0 to Seconds-1 by 0 to chartHeight
+	Points                 string // of an SVG polyline, 0 to seconds-1 by 0 to chartHeight
 
 	counts []int64 // per second, drawn as Points once the chart's peak is known
 }
 
 // A row is one caller of the table of refused callers.
 type row struct {
-	Refused
+	refused
 	Enabled bool
 }
 
@@ -189,7 +196,7 @@ type row struct {
 const chartHeight = 40
 
 // outcomeLines are the label and colour of each outcome's line, by its
-// name in a [Series].
+// name in a [series].
 var outcomeLines = map[string]struct{ label, colour string }{
 	core.OutcomeAllowed.String():      {"allowed", "#2e7d32"},
 	core.OutcomeDenied.String():       {"refused", "#c62828"},
@@ -202,7 +209,7 @@ var outcomeLines = map[string]struct{ label, colour string }{
 
 // pageData returns the page's figures now.
 func (v *View) pageData() pageData {
-	snap := v.Snapshot()
+	snap := v.snapshot()
 	d := pageData{Token: v.token, Refresh: v.cfg.Refresh.Milliseconds(), Snap: snap}
 	for _, s := range snap.Series {
 		if n := len(d.Charts); n == 0 || d.Charts[n-1].Scope != s.Scope || d.Charts[n-1].Kind != s.Kind {
@@ -220,7 +227,7 @@ func (v *View) pageData() pageData {
 		}
 	}
 	for _, r := range snap.Refused {
-		d.Rows = append(d.Rows, row{Refused: r, Enabled: snap.ResetAllowed})
+		d.Rows = append(d.Rows, row{refused: r, Enabled: snap.ResetAllowed})
 	}
 	return d
 }
@@ -362,7 +369,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <section class="chart" data-scope="{{.Scope}}" data-kind="{{.Kind}}">
 <h2>Scope {{.Scope}}, {{.Kind}} callers <span class="muted">(peak {{.Peak}}/s; one strip per outcome, all on one log scale: half way up is about the square root of the peak)</span></h2>
 {{$chart := .}}{{range .Lines}}{{if .Total}}<div class="strip" data-outcome="{{.Outcome}}"><span class="label">{{.Label}}, peak {{.Peak}}/s</span>
-<svg viewBox="0 0 ` + strconv.Itoa(Seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="{{.Label}} per second in scope {{$chart.Scope}}, {{$chart.Kind}} callers, peak {{.Peak}}"><polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/></svg></div>
+<svg viewBox="0 0 ` + strconv.Itoa(seconds) + ` ` + strconv.Itoa(chartHeight) + `" preserveAspectRatio="none" role="img" aria-label="{{.Label}} per second in scope {{$chart.Scope}}, {{$chart.Kind}} callers, peak {{.Peak}}"><polyline fill="none" stroke="{{.Colour}}" stroke-width="1.5" vector-effect="non-scaling-stroke" data-outcome="{{.Outcome}}" points="{{.Points}}"/></svg></div>
 {{end}}{{end}}
 <div class="axis"><span>15 min ago</span><span>10 min ago</span><span>5 min ago</span><span>now</span></div>
 <ul class="legend">

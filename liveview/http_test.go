@@ -193,7 +193,7 @@ func post(h http.Handler, tok, site, scope, ref string) *httptest.ResponseRecord
 	r := httptest.NewRequest(http.MethodPost, "/debug/limits", strings.NewReader(form.Encode()))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if tok != "" {
-		r.Header.Set(liveview.TokenHeader, tok)
+		r.Header.Set("X-CSRF-Token", tok) // the header the how-to and the page's script name
 	}
 	if site != "" {
 		r.Header.Set("Sec-Fetch-Site", site)

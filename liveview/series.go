@@ -8,15 +8,15 @@ import (
 	"github.com/ratescope/ratescope/core"
 )
 
-// Seconds is the span of the per-second series: the last 15 minutes.
-const Seconds = 900
+// seconds is the span of the per-second series: the last 15 minutes.
+const seconds = 900
 
-// A ring counts events per second over the last [Seconds] seconds. Each
+// A ring counts events per second over the last [seconds] seconds. Each
 // slot holds, in one word, the second it counts (its low 32 bits) above
 // the count (below), so that a slot left from an earlier turn of the ring
 // is recognised and restarted by the same compare-and-swap that counts:
 // counting takes no lock and allocates nothing.
-type ring [Seconds]atomic.Uint64
+type ring [seconds]atomic.Uint64
 
 // add counts one event in second sec (Unix time).
 func (r *ring) add(sec int64) {
@@ -37,13 +37,13 @@ func (r *ring) add(sec int64) {
 	}
 }
 
-// read returns the counts of the [Seconds] seconds that end with second
+// read returns the counts of the [seconds] seconds that end with second
 // now, the oldest first, and their sum.
 func (r *ring) read(now int64) ([]int64, int64) {
-	out := make([]int64, Seconds)
+	out := make([]int64, seconds)
 	var sum int64
 	for i := range out {
-		sec := now - Seconds + 1 + int64(i)
+		sec := now - seconds + 1 + int64(i)
 		v := r[index(sec)].Load()
 		if v>>32 == uint64(uint32(sec)) {
 			out[i] = int64(uint32(v))
@@ -55,7 +55,7 @@ func (r *ring) read(now int64) ([]int64, int64) {
 
 // index returns the slot of second sec.
 func index(sec int64) int {
-	return int((sec%Seconds + Seconds) % Seconds)
+	return int((sec%seconds + seconds) % seconds)
 }
 
 // outcomes are the outcomes drawn, in the order drawn; a reset decides no

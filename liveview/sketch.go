@@ -21,7 +21,7 @@ import (
 // A sketch finds the callers refused most in the last 15 to 30 minutes,
 // in memory bounded by its capacity k whatever the number of callers. It
 // keeps two summaries of the Space-Saving algorithm (Metwally, Agrawal and
-// El Abbadi, 2005), one per period of [Seconds]: the current period's and
+// El Abbadi, 2005), one per period of [seconds]: the current period's and
 // the previous one's; when a period ends, the previous summary is cleared
 // and becomes the current one. What it lists is the two merged.
 //
@@ -146,7 +146,7 @@ func (e *entry) callerString() string {
 }
 
 // period is the length of a sketch's period, in nanoseconds.
-const period = int64(Seconds) * 1e9
+const period = int64(seconds) * 1e9
 
 // newSketch returns a sketch whose summaries keep at most k callers each,
 // k ≥ 1.

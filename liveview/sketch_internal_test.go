@@ -198,7 +198,7 @@ func TestSnapshotInChunks(t *testing.T) {
 		}
 	}
 	now := clock.Now()
-	since := now.Add(-Seconds * time.Second).UnixNano()
+	since := now.Add(-seconds * time.Second).UnixNano()
 	require.Len(t, v.top.sums[v.top.cur].entries, k, "the current summary is full")
 	require.Len(t, v.top.sums[1-v.top.cur].entries, k, "and the previous one")
 	want := merged(v.top, since, 2*k)

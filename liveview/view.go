@@ -191,20 +191,21 @@ func (v *View) Observe(ctx context.Context, e core.Event) {
 	}
 }
 
-// A Snapshot is what the view shows at one time, as its JSON answer
-// (GET with ?format=json) holds it.
-type Snapshot struct {
+// A snapshot is what the view shows at one time: the page's figures, and
+// its JSON answer (GET with ?format=json), whose fields docs/reference.md
+// lists for scripts. A field's JSON name is part of the API.
+type snapshot struct {
 	// Now is when the snapshot was taken, by Config.Now.
 	Now time.Time `json:"now"`
 	// Series are the per-second counts of every scope and kind of caller
 	// seen, for every outcome, sorted by scope, kind and outcome.
-	Series []Series `json:"series"`
+	Series []series `json:"series"`
 	// Refused are the callers refused most that were last refused within
-	// the last [Seconds] seconds, the most refused first, at most
+	// the last [seconds] seconds, the most refused first, at most
 	// Config.Listed.
-	Refused []Refused `json:"refused"`
+	Refused []refused `json:"refused"`
 	// Refusals is N, the refusals counted in the current period of
-	// [Seconds] seconds and the previous one: the last 15 to 30 minutes.
+	// [seconds] seconds and the previous one: the last 15 to 30 minutes.
 	Refusals int64 `json:"refusals"`
 	// Callers is the number of callers the view keeps (Config.Callers).
 	Callers int `json:"callers"`
@@ -216,9 +217,9 @@ type Snapshot struct {
 	ResetAllowed bool `json:"reset_allowed"`
 }
 
-// A Series is the number of decisions of one scope, kind of caller and
-// outcome in each of the last [Seconds] seconds.
-type Series struct {
+// A series is the number of decisions of one scope, kind of caller and
+// outcome in each of the last [seconds] seconds.
+type series struct {
 	// Scope is the scope's name.
 	Scope string `json:"scope"`
 	// Kind is "anon" or "user" (core.Kind).
@@ -229,13 +230,14 @@ type Series struct {
 	Outcome string `json:"outcome"`
 	// Total is the sum of PerSecond.
 	Total int64 `json:"total"`
-	// PerSecond holds [Seconds] counts, the oldest first; the last is the
+	// PerSecond holds [seconds] counts, the oldest first; the last is the
 	// current second, still counting.
 	PerSecond []int64 `json:"per_second"`
 }
 
-// A Refused is a caller the view counts refusals of, in one scope.
-type Refused struct {
+// A refused is a caller the view counts refusals of, in one scope: a row
+// of the page's table.
+type refused struct {
 	// Scope is the scope it was refused in.
 	Scope string `json:"scope"`
 	// Caller is who it is, as core.Caller.String writes it: a user id, an
@@ -258,7 +260,7 @@ type Refused struct {
 	Refusals int64 `json:"refusals"`
 	// Error is how many of Refusals may be other callers' refusals: 0
 	// when the caller was counted from its first refusal, at most
-	// Snapshot.ErrorBound.
+	// snapshot.ErrorBound.
 	Error int64 `json:"error"`
 	// First and Last are the first and last refusals counted in the two
 	// periods.
@@ -287,14 +289,14 @@ type Refused struct {
 // listed returns the callers the view lists at now, the most refused
 // first, and the refusals counted.
 func (v *View) listed(now time.Time) ([]entry, int64) {
-	return v.top.snapshot(now.UnixNano(), now.Add(-Seconds*time.Second).UnixNano(), v.cfg.Listed)
+	return v.top.snapshot(now.UnixNano(), now.Add(-seconds*time.Second).UnixNano(), v.cfg.Listed)
 }
 
-// Snapshot returns what the view shows now.
-func (v *View) Snapshot() Snapshot {
+// snapshot returns what the view shows now.
+func (v *View) snapshot() snapshot {
 	now := v.cfg.Now()
 	sec := now.Unix()
-	snap := Snapshot{Now: now, Callers: v.cfg.Callers, ResetAllowed: v.limiter.Load() != nil, Series: []Series{}, Refused: []Refused{}}
+	snap := snapshot{Now: now, Callers: v.cfg.Callers, ResetAllowed: v.limiter.Load() != nil, Series: []series{}, Refused: []refused{}}
 	scopes := v.series.all()
 	for _, name := range slices.Sorted(maps.Keys(scopes)) {
 		s := scopes[name]
@@ -304,14 +306,14 @@ func (v *View) Snapshot() Snapshot {
 			}
 			for _, o := range outcomes {
 				counts, sum := s.rings[k][o].read(sec)
-				snap.Series = append(snap.Series, Series{Scope: name, Kind: k.String(), Outcome: o.String(), Total: sum, PerSecond: counts})
+				snap.Series = append(snap.Series, series{Scope: name, Kind: k.String(), Outcome: o.String(), Total: sum, PerSecond: counts})
 			}
 		}
 	}
 	entries, n := v.listed(now)
 	snap.Refusals, snap.ErrorBound = n, n/int64(v.cfg.Callers)
 	for _, e := range entries {
-		r := Refused{
+		r := refused{
 			Scope: e.scope, Caller: e.callerString(), Ref: e.who().ref(), Kind: e.who().kind().String(),
 			Refusals: e.count, Error: e.err,
 			First: time.Unix(0, e.first).In(now.Location()), Last: time.Unix(0, e.last).In(now.Location()),

@@ -2,6 +2,7 @@ package liveview_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,9 @@ import (
 	"github.com/ratescope/ratescope/liveview"
 )
 
-func ExampleView_Snapshot() {
+// A script reads the view's figures as JSON (GET ?format=json), here
+// the fields it needs of the series and of the callers refused most.
+func ExampleView_ServeHTTP_json() {
 	clock := storetest.NewClock(time.Date(2030, 1, 7, 9, 0, 0, 0, time.UTC))
 	view, err := liveview.New(liveview.Config{Now: clock.Now})
 	if err != nil {
@@ -36,13 +39,28 @@ func ExampleView_Snapshot() {
 	for range 5 {
 		_, _ = lim.Allow(context.Background(), "api", alice)
 	}
-	snap := view.Snapshot()
-	for _, s := range snap.Series {
+	w := httptest.NewRecorder()
+	view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/debug/limits?format=json", nil))
+	var figures struct {
+		Series []struct {
+			Scope, Kind, Outcome string
+			Total                int64
+		}
+		Refused []struct {
+			Scope, Caller string
+			Refusals      int64
+			Last          time.Time
+		}
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &figures); err != nil {
+		panic(err)
+	}
+	for _, s := range figures.Series {
 		if s.Total > 0 {
 			fmt.Println(s.Scope, s.Kind, s.Outcome, s.Total)
 		}
 	}
-	for _, r := range snap.Refused {
+	for _, r := range figures.Refused {
 		fmt.Println(r.Scope, r.Caller, r.Refusals, r.Last.Format(time.TimeOnly))
 	}
 	// Output:
