@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/counters"
+	"github.com/ratescope/ratescope/internal/watch"
 )
 
 // ScopeName is the name of the instrumentation scope (the Meter) the
@@ -76,18 +76,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// StoreFailureCounter is what [Recorder.Watch] reads
-// ratescope.store.failures from: *core.Limiter.
-type StoreFailureCounter = counters.StoreFailureCounter
-
-// EvictionCounter is what [Recorder.Watch] reads ratescope.store.evictions
-// from: *memstore.Store.
-type EvictionCounter = counters.EvictionCounter
-
-// RedisStats is what [Recorder.Watch] reads the ratescope.redis.
-// instruments from: *redisstore.Store.
-type RedisStats = counters.RedisStats
-
 // A Recorder records the decisions it observes, and the counters of the
 // values it watches, through the OpenTelemetry metric API. Build it with
 // [New] and give its Observe method to core.Config.Observe; the
@@ -108,7 +96,7 @@ type Recorder struct {
 	// first decision of a series.
 	series sync.Map // seriesKey -> *series
 
-	watched counters.Set
+	watched watch.Set
 
 	failures, evictions                            metric.Int64ObservableCounter
 	calls, trips, redisFailures, failedFast, opens metric.Int64ObservableCounter
@@ -227,13 +215,17 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	}
 }
 
-// Watch adds v to the values whose counters are read at each collection:
-// a [StoreFailureCounter] (*core.Limiter), an [EvictionCounter]
-// (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
-// several of them. It returns an error if v is none of them.
+// Watch adds v to the values whose counters are read at each collection.
+// v has one or more of these methods:
+//
+//	StoreFailures() int64    *core.Limiter       ratescope.store.failures
+//	Evictions() int64        *memstore.Store     ratescope.store.evictions
+//	Stats() counters.Redis   *redisstore.Store   ratescope.redis.*
+//
+// It returns an error if v has none of them.
 func (r *Recorder) Watch(v any) error {
-	if !r.watched.Add(v) {
-		return fmt.Errorf("ratescope/otel: %T has none of StoreFailures, Evictions or Stats", v)
+	if err := r.watched.Add(v); err != nil {
+		return fmt.Errorf("ratescope/otel: %w", err)
 	}
 	return nil
 }
