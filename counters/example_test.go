@@ -3,34 +3,19 @@ package counters_test
 import (
 	"fmt"
 
-	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/counters"
 )
 
-func Example() {
-	store := memstore.New(memstore.Config{})
-	defer store.Close()
-	lim, err := core.New(core.Config{Store: store, NumProxies: new(1)})
-	if err != nil {
-		panic(err)
-	}
-	var watched counters.Set
-	watched.Add(lim)   // its store failures
-	watched.Add(store) // its evictions
+// The counts only grow, from the store's start: what happened in a period
+// is the difference of two readings of redisstore.Store.Stats.
+func ExampleRedis() {
+	before := counters.Redis{Calls: 1000, RoundTrips: 400, CacheHits: 50} // store.Stats()
+	after := counters.Redis{Calls: 1600, RoundTrips: 550, CacheHits: 250} // a minute later
 
-	// At each scrape or collection:
-	t := watched.Totals()
-	if t.HasStoreFailures {
-		fmt.Println("store failures", t.StoreFailures)
-	}
-	if t.HasEvictions {
-		fmt.Println("evictions", t.Evictions)
-	}
-	if t.HasRedis {
-		fmt.Println("redis calls", t.Redis.Calls)
-	}
+	calls, trips := after.Calls-before.Calls, after.RoundTrips-before.RoundTrips
+	fmt.Printf("%d decisions sent to Redis, %.1f per round trip\n", calls, float64(calls)/float64(trips))
+	fmt.Printf("%d refused without calling Redis\n", after.CacheHits-before.CacheHits)
 	// Output:
-	// store failures 0
-	// evictions 0
+	// 600 decisions sent to Redis, 4.0 per round trip
+	// 200 refused without calling Redis
 }

@@ -14,37 +14,28 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/counters"
+	"github.com/ratescope/ratescope/internal/watch"
 )
 
-// ScopeName is the name of the instrumentation scope (the Meter) the
+// meterName is the name of the Meter (the instrumentation scope) the
 // instruments are created in: the module's import path.
-const ScopeName = "github.com/ratescope/ratescope/otel"
+const meterName = "github.com/ratescope/ratescope/otel"
 
-// The attribute keys of the measurements: the label names of the
-// prometheus module, so that through the SDK's Prometheus exporter both
-// modules give the same series and one dashboard reads either. Their
-// values are few and known in advance: scope names, two kinds, the
-// outcomes. No attribute names the caller (an address or a user), which
-// would make a series per caller.
+// The attribute keys, the prometheus module's label names.
 const (
-	// ScopeKey is the name of the scope decided: "api", "login", ...
-	ScopeKey = attribute.Key("scope")
-	// KindKey is the kind of caller: "anon" or "user" (core.Kind).
-	KindKey = attribute.Key("kind")
-	// OutcomeKey is what became of the request: core.Outcome's String,
-	// such as "allowed" or "denied", or "reset" for a caller's counts
-	// cleared.
-	OutcomeKey = attribute.Key("outcome")
+	scopeKey   = attribute.Key("scope")
+	kindKey    = attribute.Key("kind")
+	outcomeKey = attribute.Key("outcome")
 )
 
 // Config configures a [Recorder]. Zero fields take the defaults stated on
 // each.
 type Config struct {
 	// MeterProvider provides the Meter the instruments are created in,
-	// named [ScopeName]. Default: the global MeterProvider
-	// (go.opentelemetry.io/otel.GetMeterProvider), which records nothing
-	// until the application sets one with otel.SetMeterProvider.
+	// named github.com/ratescope/ratescope/otel. Default: the global
+	// MeterProvider (go.opentelemetry.io/otel.GetMeterProvider), which
+	// records nothing until the application sets one with
+	// otel.SetMeterProvider.
 	MeterProvider metric.MeterProvider
 
 	// Buckets are the explicit bucket boundaries, in seconds, advised for
@@ -76,18 +67,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// StoreFailureCounter is what [Recorder.Watch] reads
-// ratescope.store.failures from: *core.Limiter.
-type StoreFailureCounter = counters.StoreFailureCounter
-
-// EvictionCounter is what [Recorder.Watch] reads ratescope.store.evictions
-// from: *memstore.Store.
-type EvictionCounter = counters.EvictionCounter
-
-// RedisStats is what [Recorder.Watch] reads the ratescope.redis.
-// instruments from: *redisstore.Store.
-type RedisStats = counters.RedisStats
-
 // A Recorder records the decisions it observes, and the counters of the
 // values it watches, through the OpenTelemetry metric API. Build it with
 // [New] and give its Observe method to core.Config.Observe; the
@@ -95,9 +74,11 @@ type RedisStats = counters.RedisStats
 // It is safe for concurrent use.
 //
 // A Recorder counts the decisions and their cost itself, in a counter per
-// series, and the SDK reads them at each collection (observable counters);
-// only the duration goes through the SDK on each decision, the one
-// measurement whose value differs from decision to decision.
+// series, and the SDK reads them at each collection (observable counters),
+// so that a decision observed before the application sets its
+// MeterProvider is counted all the same; only the duration goes through
+// the SDK on each decision, the one measurement whose value differs from
+// decision to decision.
 type Recorder struct {
 	decisions metric.Int64ObservableCounter
 	cost      metric.Int64ObservableCounter
@@ -108,7 +89,7 @@ type Recorder struct {
 	// first decision of a series.
 	series sync.Map // seriesKey -> *series
 
-	watched counters.Set
+	watched watch.Set
 
 	failures, evictions                            metric.Int64ObservableCounter
 	calls, trips, redisFailures, failedFast, opens metric.Int64ObservableCounter
@@ -131,9 +112,9 @@ type series struct {
 	record          []metric.RecordOption  // scope, outcome
 }
 
-// New returns a Recorder for cfg, its instruments created in the Meter
-// [ScopeName] of cfg.MeterProvider. It returns an error if cfg is not
-// valid or the MeterProvider refuses an instrument.
+// New returns a Recorder for cfg, its instruments created in a Meter of
+// cfg.MeterProvider. It returns an error if cfg is not valid or the
+// MeterProvider refuses an instrument.
 func New(cfg Config) (*Recorder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -146,7 +127,7 @@ func New(cfg Config) (*Recorder, error) {
 	if buckets == nil {
 		buckets = DefaultBuckets
 	}
-	m := mp.Meter(ScopeName)
+	m := mp.Meter(meterName)
 	r := &Recorder{}
 	var errs []error
 	check := func(err error) {
@@ -191,7 +172,7 @@ func New(cfg Config) (*Recorder, error) {
 	return r, nil
 }
 
-// outcomeNames lists the values of OutcomeKey, core.Outcomes' but reset,
+// outcomeNames lists the values of the outcome attribute, core.Outcomes' but reset,
 // for the descriptions.
 func outcomeNames() string {
 	var names []string
@@ -211,8 +192,8 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	key := seriesKey{scope: e.Scope, kind: e.Caller.Kind(), outcome: e.Outcome}
 	v, ok := r.series.Load(key)
 	if !ok {
-		scope, outcome := ScopeKey.String(key.scope), OutcomeKey.String(key.outcome.String())
-		all := metric.WithAttributeSet(attribute.NewSet(scope, KindKey.String(key.kind.String()), outcome))
+		scope, outcome := scopeKey.String(key.scope), outcomeKey.String(key.outcome.String())
+		all := metric.WithAttributeSet(attribute.NewSet(scope, kindKey.String(key.kind.String()), outcome))
 		byScope := metric.WithAttributeSet(attribute.NewSet(scope, outcome))
 		v, _ = r.series.LoadOrStore(key, &series{
 			observe: []metric.ObserveOption{all},
@@ -227,13 +208,17 @@ func (r *Recorder) Observe(ctx context.Context, e core.Event) {
 	}
 }
 
-// Watch adds v to the values whose counters are read at each collection:
-// a [StoreFailureCounter] (*core.Limiter), an [EvictionCounter]
-// (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
-// several of them. It returns an error if v is none of them.
+// Watch adds v to the values whose counters are read at each collection.
+// v has one or more of these methods:
+//
+//	StoreFailures() int64    *core.Limiter       ratescope.store.failures
+//	Evictions() int64        *memstore.Store     ratescope.store.evictions
+//	Stats() counters.Redis   *redisstore.Store   ratescope.redis.*
+//
+// It returns an error if v has none of them.
 func (r *Recorder) Watch(v any) error {
-	if !r.watched.Add(v) {
-		return fmt.Errorf("ratescope/otel: %T has none of StoreFailures, Evictions or Stats", v)
+	if err := r.watched.Add(v); err != nil {
+		return fmt.Errorf("ratescope/otel: %w", err)
 	}
 	return nil
 }

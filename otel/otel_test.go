@@ -39,7 +39,7 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]metricdata
 	require.NoError(t, reader.Collect(context.Background(), &rm))
 	got := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
-		assert.Equal(t, rsotel.ScopeName, sm.Scope.Name)
+		assert.Equal(t, "github.com/ratescope/ratescope/otel", sm.Scope.Name, "the module's import path")
 		for _, m := range sm.Metrics {
 			got[m.Name] = m
 		}
@@ -64,7 +64,7 @@ func sum(m metricdata.Metrics, attrs ...attribute.KeyValue) (int64, bool) {
 }
 
 func attrs(scope, kind, outcome string) []attribute.KeyValue {
-	return []attribute.KeyValue{rsotel.ScopeKey.String(scope), rsotel.KindKey.String(kind), rsotel.OutcomeKey.String(outcome)}
+	return []attribute.KeyValue{attribute.String("scope", scope), attribute.String("kind", kind), attribute.String("outcome", outcome)}
 }
 
 func TestRecord(t *testing.T) {
@@ -109,7 +109,7 @@ func TestRecord(t *testing.T) {
 		counts[p.Attributes.Equivalent()] += p.Count
 	}
 	count := func(scope, outcome string) uint64 {
-		set := attribute.NewSet(rsotel.ScopeKey.String(scope), rsotel.OutcomeKey.String(outcome))
+		set := attribute.NewSet(attribute.String("scope", scope), attribute.String("outcome", outcome))
 		return counts[set.Equivalent()]
 	}
 	assert.Equal(t, uint64(4), count("api", "allowed"))
@@ -192,7 +192,7 @@ func TestGlobalMeterProvider(t *testing.T) {
 	assert.Equal(t, int64(1), before)
 	hist := got["ratescope.decision.duration"].Data.(metricdata.Histogram[float64])
 	require.Len(t, hist.DataPoints, 1, "the duration recorded after the provider was set alone")
-	outcome, _ := hist.DataPoints[0].Attributes.Value(rsotel.OutcomeKey)
+	outcome, _ := hist.DataPoints[0].Attributes.Value("outcome")
 	assert.Equal(t, "denied", outcome.AsString())
 }
 

@@ -9,7 +9,7 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ratescope/ratescope/core"
-	"github.com/ratescope/ratescope/counters"
+	"github.com/ratescope/ratescope/internal/watch"
 )
 
 // Config configures a [Collector]. Zero fields take the defaults stated on
@@ -33,18 +33,6 @@ type Config struct {
 // doubling to about 1.6s, past the Redis store's timeouts.
 var DefaultBuckets = prom.ExponentialBuckets(50e-6, 2, 16)
 
-// StoreFailureCounter is what [Collector.Watch] reads
-// ratescope_store_failures_total from: *core.Limiter.
-type StoreFailureCounter = counters.StoreFailureCounter
-
-// EvictionCounter is what [Collector.Watch] reads
-// ratescope_store_evictions_total from: *memstore.Store.
-type EvictionCounter = counters.EvictionCounter
-
-// RedisStats is what [Collector.Watch] reads the ratescope_redis_ metrics
-// from: *redisstore.Store.
-type RedisStats = counters.RedisStats
-
 // A Collector counts the decisions it observes and reads the counters of
 // the values it watches, for Prometheus. Build it with [New], give its
 // Observe method to core.Config.Observe and register it. It is safe for
@@ -58,7 +46,7 @@ type Collector struct {
 	// that Observe does not look them up by label values each time.
 	series sync.Map // seriesKey -> *series
 
-	watched counters.Set
+	watched watch.Set
 
 	failures, evictions                            *prom.Desc
 	calls, trips, redisFailures, failedFast, opens *prom.Desc
@@ -160,13 +148,17 @@ func timed(o core.Outcome) bool {
 	return o != core.OutcomeExempt && o != core.OutcomeReset
 }
 
-// Watch adds v to the values whose counters are read at each scrape: a
-// [StoreFailureCounter] (*core.Limiter), an [EvictionCounter]
-// (*memstore.Store), [RedisStats] (*redisstore.Store), or a value that is
-// several of them. It returns an error if v is none of them.
+// Watch adds v to the values whose counters are read at each scrape. v
+// has one or more of these methods:
+//
+//	StoreFailures() int64    *core.Limiter       ratescope_store_failures_total
+//	Evictions() int64        *memstore.Store     ratescope_store_evictions_total
+//	Stats() counters.Redis   *redisstore.Store   ratescope_redis_*
+//
+// It returns an error if v has none of them.
 func (c *Collector) Watch(v any) error {
-	if !c.watched.Add(v) {
-		return fmt.Errorf("ratescope/prometheus: %T has none of StoreFailures, Evictions or Stats", v)
+	if err := c.watched.Add(v); err != nil {
+		return fmt.Errorf("ratescope/prometheus: %w", err)
 	}
 	return nil
 }

@@ -397,7 +397,7 @@ func (s *Store) ping(ctx context.Context) error {
 }
 
 // Stats returns what the store did since [New], as [counters.Redis]
-// counts it; a [counters.Set] adds it up with the counters of other values.
+// counts it; the metrics modules' Watch reads it at each scrape.
 // It is safe to call concurrently with Take; the counters are read one by
 // one, not as one snapshot.
 func (s *Store) Stats() counters.Redis {

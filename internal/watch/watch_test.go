@@ -1,4 +1,4 @@
-package counters_test
+package watch_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/ratescope/ratescope/core/memstore"
 	"github.com/ratescope/ratescope/counters"
 	"github.com/ratescope/ratescope/internal/testkit/metricstest"
+	"github.com/ratescope/ratescope/internal/watch"
 )
 
 // redisStats is a value with a Redis store's counters, fixed.
@@ -44,26 +45,26 @@ func TestTotals(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		values []any
-		want   counters.Totals
+		want   watch.Totals
 	}{
-		{name: "empty", want: counters.Totals{}},
-		{name: "a limiter that never failed", values: []any{lim}, want: counters.Totals{HasStoreFailures: true}},
-		{name: "two limiters", values: []any{lim, down}, want: counters.Totals{StoreFailures: 2, HasStoreFailures: true}},
-		{name: "a memory store", values: []any{store}, want: counters.Totals{HasEvictions: true}},
+		{name: "empty", want: watch.Totals{}},
+		{name: "a limiter that never failed", values: []any{lim}, want: watch.Totals{HasStoreFailures: true}},
+		{name: "two limiters", values: []any{lim, down}, want: watch.Totals{StoreFailures: 2, HasStoreFailures: true}},
+		{name: "a memory store", values: []any{store}, want: watch.Totals{HasEvictions: true}},
 		{name: "a value of two kinds", values: []any{evictingLimiter{failures: 3, evictions: 4}, down},
-			want: counters.Totals{StoreFailures: 5, HasStoreFailures: true, Evictions: 4, HasEvictions: true}},
+			want: watch.Totals{StoreFailures: 5, HasStoreFailures: true, Evictions: 4, HasEvictions: true}},
 		{name: "two Redis stores", values: []any{
 			redisStats{Calls: 10, RoundTrips: 4, Failures: 1, Cached: 2, Nodes: 1},
 			redisStats{Calls: 5, RoundTrips: 5, FailedFast: 7, BreakerOpen: true, OpenNodes: 1, Nodes: 1},
-		}, want: counters.Totals{HasRedis: true, Redis: counters.Redis{
+		}, want: watch.Totals{HasRedis: true, Redis: counters.Redis{
 			Calls: 15, RoundTrips: 9, Failures: 1, FailedFast: 7, Cached: 2, BreakerOpen: true, OpenNodes: 1, Nodes: 2,
 		}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var s counters.Set
+			var s watch.Set
 			for _, v := range tt.values {
-				require.True(t, s.Add(v), "%T", v)
+				require.NoError(t, s.Add(v), "%T", v)
 			}
 			assert.Equal(t, tt.want, s.Totals())
 		})
@@ -72,11 +73,11 @@ func TestTotals(t *testing.T) {
 
 func TestAddRefuses(t *testing.T) {
 	t.Parallel()
-	var s counters.Set
+	var s watch.Set
 	for _, v := range []any{nil, 42, "limiter", metricstest.DownStore{}, core.Caller{}} {
-		assert.False(t, s.Add(v), "%T", v)
+		assert.Error(t, s.Add(v), "%T", v)
 	}
-	assert.Equal(t, counters.Totals{}, s.Totals(), "nothing added")
+	assert.Equal(t, watch.Totals{}, s.Totals(), "nothing added")
 }
 
 // Every counter of counters.Redis is added up, a field added to it
@@ -97,9 +98,9 @@ func TestTotalsAddsEveryRedisField(t *testing.T) {
 			t.Fatalf("counters.Redis.%s is a %s: say how Totals adds it up", va.Type().Field(i).Name, va.Field(i).Kind())
 		}
 	}
-	var s counters.Set
-	require.True(t, s.Add(redisStats(a)))
-	require.True(t, s.Add(redisStats(b)))
+	var s watch.Set
+	require.NoError(t, s.Add(redisStats(a)))
+	require.NoError(t, s.Add(redisStats(b)))
 	got := reflect.ValueOf(s.Totals().Redis)
 	for i := range got.NumField() {
 		name := got.Type().Field(i).Name
@@ -115,12 +116,12 @@ func TestTotalsAddsEveryRedisField(t *testing.T) {
 // Values added while the totals are read: run with -race.
 func TestConcurrent(t *testing.T) {
 	t.Parallel()
-	var s counters.Set
+	var s watch.Set
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 100 {
-				s.Add(evictingLimiter{failures: 1})
+				assert.NoError(t, s.Add(evictingLimiter{failures: 1}))
 				_ = s.Totals()
 			}
 		})
