@@ -26,7 +26,10 @@ var metricsHooks = []struct {
 }{
 	{"none", func(testing.TB) func(context.Context, core.Event) { return nil }},
 	{"prometheus", func(tb testing.TB) func(context.Context, core.Event) {
-		c := rsprom.New(rsprom.Config{})
+		c, err := rsprom.New(rsprom.Config{})
+		if err != nil {
+			tb.Fatal(err)
+		}
 		prom.NewRegistry().MustRegister(c)
 		return c.Observe
 	}},

@@ -47,7 +47,9 @@ type bothMetrics struct {
 
 func newBothMetrics(t *testing.T) *bothMetrics {
 	t.Helper()
-	m := &bothMetrics{collector: rsprom.New(rsprom.Config{})}
+	collector, err := rsprom.New(rsprom.Config{})
+	require.NoError(t, err)
+	m := &bothMetrics{collector: collector}
 	promReg := prom.NewRegistry()
 	require.NoError(t, promReg.Register(m.collector))
 	otelReg := prom.NewRegistry()

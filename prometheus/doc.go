@@ -8,7 +8,8 @@
 // A [Collector] is the limiter's observation hook ([core.Config.Observe])
 // and a prometheus.Collector:
 //
-//	metrics := rsprom.New(rsprom.Config{})
+//	metrics, err := rsprom.New(rsprom.Config{})
+//	...
 //	lim, err := core.New(core.Config{Store: store, Observe: metrics.Observe, ...})
 //	...
 //	metrics.Watch(lim)   // ratescope_store_failures_total

@@ -18,7 +18,10 @@ import (
 // counted by scope, kind of caller and outcome, and served at GET /metrics
 // in the Prometheus text format.
 func ExampleNew() {
-	metrics := rsprom.New(rsprom.Config{})
+	metrics, err := rsprom.New(rsprom.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
 	lim, err := core.New(core.Config{
 		Store:      memstore.New(memstore.Config{}), // one process; redisstore for several
 		Rates:      map[string]string{"api.anon": "60/min,1000/day", "api.user": "600/min,20000/day"},

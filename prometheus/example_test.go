@@ -16,7 +16,10 @@ import (
 func Example() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	metrics := rsprom.New(rsprom.Config{})
+	metrics, err := rsprom.New(rsprom.Config{})
+	if err != nil {
+		panic(err)
+	}
 	lim, err := core.New(core.Config{
 		Store:      store,
 		NumProxies: new(1),

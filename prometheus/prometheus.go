@@ -2,7 +2,11 @@ package prometheus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,16 +19,19 @@ import (
 // Config configures a [Collector]. Zero fields take the defaults stated on
 // each.
 type Config struct {
-	// Namespace is the first part of every metric name. Default:
-	// "ratescope".
+	// Namespace is the first part of every metric name: letters, digits
+	// and underscores, not starting with a digit. Default: "ratescope".
 	Namespace string
 
 	// Buckets are the upper bounds, in seconds, of the decision duration
-	// histogram. Default: DefaultBuckets, 50µs to about 1.6s.
+	// histogram, finite and increasing. Default: DefaultBuckets, 50µs to
+	// about 1.6s.
 	Buckets []float64
 
-	// ConstLabels are added to every metric, such as {"service": "portal"}.
-	// Default: none.
+	// ConstLabels are added to every metric, such as {"service": "portal"}:
+	// names of letters, digits and underscores, not starting with a digit
+	// or "__", and none of the collector's own labels scope, kind and
+	// outcome. Default: none.
 	ConstLabels prom.Labels
 }
 
@@ -32,6 +39,43 @@ type Config struct {
 // histogram, in seconds: from 50µs, where every decision in memory falls,
 // doubling to about 1.6s, past the Redis store's timeouts.
 var DefaultBuckets = prom.ExponentialBuckets(50e-6, 2, 16)
+
+// Validate reports every problem of c, joined, each naming its field: a
+// namespace or constant label that is no valid name, a bucket bound that
+// is not finite or not above the one before.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Namespace != "" && !validName(c.Namespace) {
+		errs = append(errs, fmt.Errorf("ratescope/prometheus: Config.Namespace %q: want letters, digits and underscores, not starting with a digit", c.Namespace))
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.ConstLabels)) {
+		switch {
+		case !validName(name) || strings.HasPrefix(name, "__"):
+			errs = append(errs, fmt.Errorf("ratescope/prometheus: Config.ConstLabels %q: want letters, digits and underscores, not starting with a digit or __", name))
+		case name == "scope" || name == "kind" || name == "outcome":
+			errs = append(errs, fmt.Errorf("ratescope/prometheus: Config.ConstLabels %q: the collector's own label", name))
+		}
+	}
+	for i, b := range c.Buckets {
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			errs = append(errs, fmt.Errorf("ratescope/prometheus: Config.Buckets[%d] is %v, not a finite number of seconds", i, b))
+		} else if i > 0 && !(b > c.Buckets[i-1]) {
+			errs = append(errs, fmt.Errorf("ratescope/prometheus: Config.Buckets[%d] is %v, not above Buckets[%d] (%v): the bounds must increase", i, b, i-1, c.Buckets[i-1]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validName reports whether s is a Prometheus metric or label name
+// without colons.
+func validName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // A Collector counts the decisions it observes and reads the counters of
 // the values it watches, for Prometheus. Build it with [New], give its
@@ -64,8 +108,12 @@ type series struct {
 	duration        prom.Observer // nil for an outcome that is not timed
 }
 
-// New returns a Collector for cfg.
-func New(cfg Config) *Collector {
+// New returns a Collector for cfg, or the error of [Config.Validate], so
+// that a bad setting fails at startup and never on a request.
+func New(cfg Config) (*Collector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	ns := cfg.Namespace
 	if ns == "" {
 		ns = "ratescope"
@@ -102,7 +150,7 @@ func New(cfg Config) *Collector {
 		breakerOpen:   desc("redis_breaker_open", "1 while the circuit breaker is open, 0 otherwise."),
 		cacheHits:     desc("redis_cache_hits_total", "Denials answered by the over-limit cache without calling Redis."),
 		cached:        desc("redis_cached_denials", "Denials the over-limit cache holds now."),
-	}
+	}, nil
 }
 
 // outcomeNames lists the label values of outcome, core.Outcomes' but

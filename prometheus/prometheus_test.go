@@ -2,6 +2,7 @@ package prometheus_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,7 +74,8 @@ next:
 
 func TestScrape(t *testing.T) {
 	t.Parallel()
-	metrics := rsprom.New(rsprom.Config{})
+	metrics, err := rsprom.New(rsprom.Config{})
+	require.NoError(t, err)
 	lims := metricstest.New(t, metrics.Observe)
 	require.NoError(t, metrics.Watch(lims.Limiter))
 	require.NoError(t, metrics.Watch(lims.Down))
@@ -125,13 +127,14 @@ func TestScrape(t *testing.T) {
 
 	// The registry checks the metrics are consistent with their
 	// descriptions.
-	_, err := reg.Gather()
+	_, err = reg.Gather()
 	require.NoError(t, err)
 }
 
 func TestRedisStats(t *testing.T) {
 	t.Parallel()
-	metrics := rsprom.New(rsprom.Config{Namespace: "rs", ConstLabels: prom.Labels{"service": "test"}})
+	metrics, err := rsprom.New(rsprom.Config{Namespace: "rs", ConstLabels: prom.Labels{"service": "test"}})
+	require.NoError(t, err)
 	rs := metricstest.NewRedis(t, metrics.Observe)
 	require.NoError(t, metrics.Watch(rs.Store))
 	reg := prom.NewRegistry()
@@ -151,7 +154,8 @@ func TestRedisStats(t *testing.T) {
 }
 
 func BenchmarkObserve(b *testing.B) {
-	metrics := rsprom.New(rsprom.Config{})
+	metrics, err := rsprom.New(rsprom.Config{})
+	require.NoError(b, err)
 	d := &core.Decision{Scope: "api", Outcome: core.OutcomeAllowed, Cost: 1}
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -160,4 +164,33 @@ func BenchmarkObserve(b *testing.B) {
 			metrics.Observe(ctx, core.Event{Scope: d.Scope, Outcome: d.Outcome, Cost: d.Cost, Decision: d, Duration: time.Millisecond})
 		}
 	})
+}
+
+// A setting the Prometheus client would panic on, at registration or at
+// the first decision, fails New instead, naming the field.
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cfg  rsprom.Config
+		want string
+	}{
+		{name: "decreasing buckets", cfg: rsprom.Config{Buckets: []float64{2, 1}}, want: "Config.Buckets[1] is 1, not above Buckets[0] (2)"},
+		{name: "infinite bucket", cfg: rsprom.Config{Buckets: []float64{math.Inf(1)}}, want: "Config.Buckets[0] is +Inf"},
+		{name: "namespace", cfg: rsprom.Config{Namespace: "my-app"}, want: `Config.Namespace "my-app"`},
+		{name: "label name", cfg: rsprom.Config{ConstLabels: prom.Labels{"1st": "x"}}, want: `Config.ConstLabels "1st"`},
+		{name: "reserved label", cfg: rsprom.Config{ConstLabels: prom.Labels{"__name": "x"}}, want: `Config.ConstLabels "__name"`},
+		{name: "own label", cfg: rsprom.Config{ConstLabels: prom.Labels{"scope": "x"}}, want: `Config.ConstLabels "scope": the collector's own label`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := rsprom.New(tc.cfg)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Equal(t, err, tc.cfg.Validate())
+		})
+	}
+	m, err := rsprom.New(rsprom.Config{Namespace: "my_app", Buckets: []float64{0.001, 0.01}, ConstLabels: prom.Labels{"service": "x"}})
+	require.NoError(t, err)
+	require.NoError(t, prom.NewRegistry().Register(m))
 }
