@@ -128,8 +128,20 @@ func DenyProblem(c *gin.Context, d *core.Decision) {
 
 // adapter returns c in terms of no framework.
 func (c *Config) adapter() adapter.Config[*gin.Context] {
-	return adapter.Config[*gin.Context]{Package: "ginlimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
-		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack}
+	deny := c.DenyHandler
+	if deny == nil {
+		deny = DenyJSON
+	}
+	a := adapter.Config[*gin.Context]{Package: "ginlimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
+		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack, Skip: c.Skipper,
+		Deny: func(c *gin.Context, d *core.Decision) error { deny(c, d); c.Abort(); return nil }}
+	if h := c.ErrorHandler; h != nil {
+		a.StoreError = func(c *gin.Context, err error) error { h(c, err); return nil } // an aborted context runs no handler
+	}
+	if c.KeepDecision {
+		a.Keep = func(c *gin.Context, d *core.Decision) { c.Set(decisionKey{}, d) }
+	}
+	return a
 }
 
 // Validate reports what [New] would fail on: no Limiter, an unknown
@@ -154,31 +166,15 @@ func New(cfg Config) (gin.HandlerFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = DenyJSON
-	}
 	return func(c *gin.Context) {
-		if cfg.Skipper != nil && cfg.Skipper(c) {
-			return
-		}
-		var t core.Ticket
-		m.Check(c, c.Request, c.FullPath(), c.Writer.Header(), &t)
-		if cfg.KeepDecision {
-			c.Set(decisionKey{}, t.Decision())
-		}
-		if !t.Allowed() {
-			cfg.DenyHandler(c, t.Decision())
-			c.Abort()
-			return
-		}
-		if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
-			cfg.ErrorHandler(c, err)
-		}
-		if m.GivesBack(&t) {
-			c.Next()
-			m.Done(c, c.Request, &t)
-		}
+		_ = m.Serve(c, c.Request, c.FullPath(), c.Writer.Header(), next)
 	}, nil
+}
+
+// next runs the handlers after the middleware.
+func next(c *gin.Context) error {
+	c.Next()
+	return nil
 }
 
 // Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))
