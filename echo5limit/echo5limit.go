@@ -192,15 +192,6 @@ func New(cfg Config) (echo.MiddlewareFunc, error) {
 	}, nil
 }
 
-// Must returns m, or panics with err: for e.Use(echo5limit.Must(echo5limit.New(cfg)))
-// in a program that cannot start without its limits anyway.
-func Must(m echo.MiddlewareFunc, err error) echo.MiddlewareFunc {
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
 // Decision returns the decision the middleware made for the request of c,
 // and whether there is one: false if the middleware did not run, skipped
 // the request, or runs without Config.KeepDecision.

@@ -8,8 +8,7 @@
 // # Use
 //
 // [New] builds the middleware from a [Config], checked once, so that a
-// wrong setting fails at start-up rather than on a request; [Must] is the
-// short form for a program that cannot start without its limits. Set
+// wrong setting fails at start-up rather than on a request. Set
 // [Config.User] to the signed-in user your session or token middleware
 // found, or [Config.Key] to count by API key; a request with neither is
 // counted by address. Put one middleware on a group and give routes their

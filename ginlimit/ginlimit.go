@@ -177,15 +177,6 @@ func next(c *gin.Context) error {
 	return nil
 }
 
-// Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))
-// in a program that cannot start without its limits anyway.
-func Must(h gin.HandlerFunc, err error) gin.HandlerFunc {
-	if err != nil {
-		panic(err)
-	}
-	return h
-}
-
 // Decision returns the decision the middleware made for the request of c,
 // and whether there is one: false if the middleware did not run, skipped
 // the request, or runs without Config.KeepDecision.

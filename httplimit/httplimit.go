@@ -135,15 +135,6 @@ func New(cfg Config) (func(next http.Handler) http.Handler, error) {
 	}, nil
 }
 
-// Must returns m, or panics with err: for a program that cannot start
-// without its limits anyway.
-func Must(m func(http.Handler) http.Handler, err error) func(http.Handler) http.Handler {
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
 // statusWriter records the status a handler answered with.
 type statusWriter struct {
 	http.ResponseWriter
