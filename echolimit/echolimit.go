@@ -85,9 +85,12 @@ type Config struct {
 	// GiveBack, when not nil, is called after the handler returned, for
 	// each request the middleware allowed and counted, and when it returns
 	// true the request's units are given back ([core.Limiter.GiveBack]),
-	// so that it does not count: with [GiveBackSuccess], only the requests
-	// that failed count (sign-in attempts with a wrong password). Each
-	// request is counted before the handler runs, so the limit stays
+	// so that it does not count. A sign-in route that counts only the
+	// attempts that failed sets
+	//
+	//	GiveBack: func(c echo.Context) bool { return c.Response().Status < 400 }
+	//
+	// Each request is counted before the handler runs, so the limit stays
 	// strict however many requests are under way at once. It is not
 	// called when the handler returned an error: Echo's error handler
 	// writes that response later, after the middleware, so the request

@@ -82,11 +82,14 @@ type Config struct {
 	// GiveBack, when not nil, is called after the handlers ran (after
 	// c.Next()) for each request the middleware allowed and counted, and
 	// when it returns true the request's units are given back
-	// ([core.Limiter.GiveBack]), so that it does not count: with
-	// [GiveBackSuccess], only the requests that failed count (sign-in
-	// attempts with a wrong password). Each request is counted before the
-	// handlers run, so the limit stays strict however many requests are
-	// under way at once. Default: nil, every request counts.
+	// ([core.Limiter.GiveBack]), so that it does not count. A sign-in
+	// route that counts only the attempts that failed sets
+	//
+	//	GiveBack: func(c *gin.Context) bool { return c.Writer.Status() < 400 }
+	//
+	// Each request is counted before the handlers run, so the limit stays
+	// strict however many requests are under way at once. Default: nil,
+	// every request counts.
 	GiveBack func(c *gin.Context) bool
 	// Plan returns the plan of the signed-in caller making the request
 	// (its account's tier, as an earlier middleware left it in the

@@ -54,8 +54,9 @@ type Config struct {
 	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error) (serve bool)
 	// GiveBack, when not nil, is called after the next handler for each
 	// counted request, with the status it answered; true gives the
-	// request's units back, so that only failures count (see
-	// [GiveBackSuccess]). Default: nil, every request counts.
+	// request's units back. A sign-in route that counts only failures
+	// sets func(_ *http.Request, status int) bool { return status < 400 }.
+	// Default: nil, every request counts.
 	GiveBack func(r *http.Request, status int) bool
 }
 
@@ -77,9 +78,6 @@ func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
-
-// GiveBackSuccess gives back the requests answered with a 2xx status.
-func GiveBackSuccess(_ *http.Request, status int) bool { return status >= 200 && status < 300 }
 
 // Validate reports what [New] would fail on: no Limiter, an unknown
 // scope, a cost or route cost below 1. It builds nothing and logs nothing.

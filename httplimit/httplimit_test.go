@@ -64,7 +64,7 @@ func TestSuite(t *testing.T) {
 			}
 		}
 		if o.Login != nil {
-			cfg.GiveBack = httplimit.GiveBackSuccess
+			cfg.GiveBack = func(_ *http.Request, status int) bool { return status < 400 }
 		}
 		limit, err := httplimit.New(cfg)
 		require.NoError(t, err)
