@@ -1,7 +1,9 @@
 // Package httplimit limits the requests of a net/http server, or of any
 // router that serves http.Handler (chi, gorilla/mux), with the limits of a
 // [core.Limiter]: the middleware of ginlimit and echolimit, for the
-// standard library. See package core for the model.
+// standard library. It wraps each limited handler; a handler that is never
+// to be limited (a health check) is not wrapped. See package core for the
+// model.
 package httplimit
 
 import (
@@ -16,9 +18,6 @@ import (
 // Config configures the middleware built by [New]. Zero fields take the
 // defaults stated on each.
 type Config struct {
-	// Skipper skips the middleware for some requests: they are served,
-	// not counted and have no decision. Default: nil, which skips nothing.
-	Skipper func(r *http.Request) bool
 	// Limiter decides every request. Required.
 	Limiter *core.Limiter
 	// Scope is the scope the requests are counted in. Default: "api".
@@ -104,10 +103,6 @@ func New(cfg Config) (func(next http.Handler) http.Handler, error) {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if cfg.Skipper != nil && cfg.Skipper(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
 			var t core.Ticket
 			m.Check(r, r, r.Pattern, w.Header(), &t)
 			if cfg.KeepDecision {

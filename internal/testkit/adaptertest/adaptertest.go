@@ -127,7 +127,8 @@ type Options struct {
 	Key bool
 
 	// Skip, when not nil, is Config.Skipper: the builder's Skipper calls
-	// it with the request.
+	// it with the request. A builder whose adapter has no Skipper skips
+	// the test.
 	Skip func(r *http.Request) bool
 
 	// Deny, when not nil, makes Config.DenyHandler answer 503 Service
