@@ -1,44 +1,25 @@
 // Package echo5limit is the rate-limiting middleware for Echo v5
-// (github.com/labstack/echo/v5): use it to put a [core.Limiter]'s limits in
-// front of Echo v5 routes. It has the names and fields of echolimit, the
-// Echo v4 middleware, and gives the same answers. The core decides who the
-// caller is, whether the request is allowed and what headers to write (see
-// [core] for the model); this package reads the caller from the Echo
-// context and answers as the decision says.
-//
-// # Use
+// (github.com/labstack/echo/v5), with the names, fields and answers of
+// echolimit, the Echo v4 middleware. The core decides who the caller is,
+// whether the request is allowed and what headers to write (see [core]
+// for the model); this package reads the caller from the Echo context and
+// answers as the decision says.
 //
 // [New] builds the middleware from a [Config], checked once, so that a
-// wrong setting fails at start-up rather than on a request; [Must] is the
-// short form for a program that cannot start without its limits. Set
-// [Config.User] to the signed-in user your session or token middleware
-// found, or [Config.Key] to count by API key; a request with neither is
-// counted by address. Put one middleware on a group and give routes their
-// own cost with [Config.RouteCosts], keyed by c.Path(): each request is
-// decided once. [Config.Plan] chooses a signed-in caller's plan,
-// [Config.GiveBack] counts only the requests that fail (a sign-in form),
-// and [Config.KeepDecision] keeps the decision for handlers ([Decision]).
+// wrong setting fails at start-up. [Config.User] returns the signed-in
+// user your session or token middleware found, [Config.Key] an API key to
+// count by; a request with neither is counted by address. One middleware on a group decides each request once, at the
+// cost [Config.RouteCosts] gives its route. A refused request returns the
+// error of [Config.DenyHandler] for Echo's error handler: [DenyJSON]'s
+// (429, or 503 when its scope fails closed), which errors.Is matches with
+// [ErrLimited], or [DenyProblem]'s answer.
 //
-// # Answers
+// Echo v5's RealIP without an IPExtractor is the peer address: behind a
+// proxy, logs see the proxy. Log [CheckClientIP] at start-up.
 //
-// An allowed request gets the rate-limit fields and runs the next handler.
-// A refused one returns the error of [Config.DenyHandler] for Echo's error
-// handler to write: [DenyJSON], the default, an error Echo writes as 429
-// with a JSON body (503 when its scope fails closed while the store is
-// down) that errors.Is matches with [ErrLimited]; [DenyProblem] problem
-// details. An exempt or skipped request is served uncounted. A store
-// failure serves the request uncounted unless [Config.ErrorHandler]
-// returns an error.
-//
-// # Proxies and balances
-//
-// Since v5.1, Echo's RealIP without an IPExtractor is the peer address.
-// The middleware never uses RealIP, but logs and other middleware do, and
-// behind a proxy they see the proxy. Log [CheckClientIP] at start-up: it
-// reports W612 while Echo and ratescope disagree on a caller's address. A
-// JSON-RPC handler charges each caller's decaying balance with package
-// balance, and a WebSocket is served by package wslimit, both on plain
-// net/http: an Echo v5 handler passes them c.Response() and c.Request().
+// A store failure serves the request uncounted unless [Config.ErrorHandler]
+// returns an error. A JSON-RPC route charges a decaying balance with package
+// balance, and a WebSocket is served by package wslimit.
 //
 // A middleware is safe for concurrent use.
 package echo5limit

@@ -69,7 +69,10 @@ func TestSuite(t *testing.T) {
 			}
 		}
 		if o.Login != nil {
-			cfg.GiveBack = echo5limit.GiveBackSuccess
+			cfg.GiveBack = func(c *echo.Context) bool {
+				r, err := echo.UnwrapResponse(c.Response())
+				return err == nil && r.Status < 400
+			}
 		}
 		limit, err := echo5limit.New(cfg)
 		require.NoError(t, err)

@@ -17,9 +17,9 @@ import (
 
 // Protect a sign-in form: count the failed attempts of an address, 5 per
 // 15 minutes and 20 a day, and not the ones that succeed. Every attempt is
-// counted before the handler runs, and given back when it answers 2xx, so
-// that no number of concurrent attempts gets past the limit. A handler
-// that returns an error is never given back.
+// counted before the handler runs, and given back when it succeeds (a
+// status below 400), so that no number of concurrent attempts gets past
+// the limit. A handler that returns an error is never given back.
 func ExampleConfig_giveBack() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
@@ -39,9 +39,12 @@ func ExampleConfig_giveBack() {
 		return
 	}
 	limitLogin, err := echo5limit.New(echo5limit.Config{
-		Limiter:  lim,
-		Scope:    "login",
-		GiveBack: echo5limit.GiveBackSuccess, // a 2xx answer does not count
+		Limiter: lim,
+		Scope:   "login",
+		GiveBack: func(c *echo.Context) bool { // a success does not count
+			r, err := echo.UnwrapResponse(c.Response())
+			return err == nil && r.Status < 400
+		},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -95,10 +95,14 @@ func ExampleConfig_denyOverloaded() {
 		log.Fatal(err)
 	}
 	overloaded := func(c *echo.Context, _ *core.Decision) error { balance.WriteOverloaded(c.Response()); return nil }
+	limit, err := echo5limit.New(echo5limit.Config{Limiter: lim, DenyHandler: overloaded})
+	if err != nil {
+		log.Fatal(err)
+	}
 	e := echo.New()
 	e.POST("/rpc", func(c *echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"result": map[string]any{"status": "success"}})
-	}, echo5limit.Must(echo5limit.New(echo5limit.Config{Limiter: lim, DenyHandler: overloaded})))
+	}, limit)
 
 	for range 2 {
 		w := httptest.NewRecorder()

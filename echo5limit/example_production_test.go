@@ -33,11 +33,15 @@ func Example_routeCosts() {
 		panic(err)
 	}
 	e := echo.New()
-	api := e.Group("/api", echo5limit.Must(echo5limit.New(echo5limit.Config{
+	limit, err := echo5limit.New(echo5limit.Config{
 		Limiter:    lim,
 		RouteCosts: map[string]int64{"/api/export": 5}, // keyed by c.Path()
 		Key:        func(c *echo.Context) string { return c.Request().Header.Get("X-Api-Key") },
-	})))
+	})
+	if err != nil {
+		panic(err)
+	}
+	api := e.Group("/api", limit)
 	api.GET("/records", func(c *echo.Context) error { return c.String(http.StatusOK, "records") })
 	api.GET("/export", func(c *echo.Context) error { return c.String(http.StatusOK, "export") })
 

@@ -68,7 +68,7 @@ func TestSuite(t *testing.T) {
 			}
 		}
 		if o.Login != nil {
-			cfg.GiveBack = echolimit.GiveBackSuccess
+			cfg.GiveBack = func(c echo.Context) bool { return c.Response().Status < 400 }
 		}
 		limit, err := echolimit.New(cfg)
 		require.NoError(t, err)

@@ -17,9 +17,9 @@ import (
 
 // Protect a sign-in form: count the failed attempts of an address, 5 per
 // 15 minutes and 20 a day, and not the ones that succeed. Every attempt is
-// counted before the handler runs, and given back when it answers 2xx, so
-// that no number of concurrent attempts gets past the limit. A handler
-// that returns an error is never given back.
+// counted before the handler runs, and given back when it succeeds (a
+// status below 400), so that no number of concurrent attempts gets past
+// the limit. A handler that returns an error is never given back.
 func ExampleConfig_giveBack() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
@@ -41,7 +41,7 @@ func ExampleConfig_giveBack() {
 	limitLogin, err := echolimit.New(echolimit.Config{
 		Limiter:  lim,
 		Scope:    "login",
-		GiveBack: echolimit.GiveBackSuccess, // a 2xx answer does not count
+		GiveBack: func(c echo.Context) bool { return c.Response().Status < 400 }, // a success does not count
 	})
 	if err != nil {
 		fmt.Println(err)

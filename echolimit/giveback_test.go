@@ -22,10 +22,12 @@ func TestGiveBackNotAfterAnError(t *testing.T) {
 	lim := adaptertest.NewLimiter(t, storetest.NewClock(storetest.Start)) // 3/min for anonymous callers
 	asked := 0
 	e := echo.New()
-	e.Use(echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim, GiveBack: func(c echo.Context) bool {
+	limit, err := echolimit.New(echolimit.Config{Limiter: lim, GiveBack: func(c echo.Context) bool {
 		asked++
 		return true
-	}})))
+	}})
+	require.NoError(t, err)
+	e.Use(limit)
 	e.GET("/ok", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	e.GET("/error", func(c echo.Context) error { return echo.NewHTTPError(http.StatusOK, "an error with a 2xx status") })
 	serve := func(path string) int {

@@ -55,7 +55,7 @@ func ExampleConfig_failClosed() {
 	limitLogin, err := ginlimit.New(ginlimit.Config{
 		Limiter:  lim,
 		Scope:    "login",
-		GiveBack: ginlimit.GiveBackSuccess,
+		GiveBack: func(c *gin.Context) bool { return c.Writer.Status() < 400 },
 	})
 	if err != nil {
 		fmt.Println(err)

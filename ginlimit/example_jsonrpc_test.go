@@ -95,9 +95,12 @@ func ExampleConfig_denyOverloaded() {
 		log.Fatal(err)
 	}
 	overloaded := func(c *gin.Context, _ *core.Decision) { balance.WriteOverloaded(c.Writer) }
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, DenyHandler: overloaded})
+	if err != nil {
+		log.Fatal(err)
+	}
 	r := gin.New()
-	r.POST("/rpc", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim, DenyHandler: overloaded})),
-		func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"result": gin.H{"status": "success"}}) })
+	r.POST("/rpc", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"result": gin.H{"status": "success"}}) })
 
 	for range 2 {
 		w := httptest.NewRecorder()

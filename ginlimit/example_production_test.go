@@ -33,12 +33,16 @@ func Example_routeCosts() {
 		panic(err)
 	}
 	r := gin.New()
-	api := r.Group("/api", ginlimit.Must(ginlimit.New(ginlimit.Config{
+	limit, err := ginlimit.New(ginlimit.Config{
 		Limiter:    lim,
 		RouteCosts: map[string]int64{"/api/export": 5}, // keyed by c.FullPath()
 		Key:        func(c *gin.Context) string { return c.GetHeader("X-Api-Key") },
 		Skipper:    func(c *gin.Context) bool { return c.FullPath() == "/api/health" },
-	})))
+	})
+	if err != nil {
+		panic(err)
+	}
+	api := r.Group("/api", limit)
 	api.GET("/records", func(c *gin.Context) { c.String(http.StatusOK, "records") })
 	api.GET("/export", func(c *gin.Context) { c.String(http.StatusOK, "export") })
 	api.GET("/health", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
@@ -95,8 +99,11 @@ func ExampleConfig_shadowScope() {
 		}
 	}
 	r := gin.New()
-	r.GET("/api/export", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim, Scope: "export"})),
-		func(c *gin.Context) { c.String(http.StatusOK, "export") })
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim, Scope: "export"})
+	if err != nil {
+		panic(err)
+	}
+	r.GET("/api/export", limit, func(c *gin.Context) { c.String(http.StatusOK, "export") })
 
 	for range 3 {
 		w := httptest.NewRecorder()

@@ -28,77 +28,68 @@ type Config struct {
 	// [core.Limiter.AllowN]). Default: 1.
 	Cost int64
 
-	// RouteCosts gives routes a cost of their own, keyed by route pattern as
-	// the framework names it (c.FullPath(), such as "/api/export"); a route
-	// it does not name costs Cost. With it, one middleware on a group
-	// counts each request once, at its route's cost, instead of a route
-	// middleware counting it a second time. Default: none.
+	// RouteCosts gives routes a cost of their own, keyed by route pattern
+	// as c.FullPath() names it (such as "/api/export"); a route it does
+	// not name costs Cost. With it, one middleware on a group counts each
+	// request once, at its route's cost. Default: none.
 	RouteCosts map[string]int64
 
-	// Key returns the key to count the caller by, such as an API key or a
-	// plan and key, or "" to count it by User or by address. A caller
-	// counted by key has the user limits and a count of its own
-	// ([core.KeyCaller]), apart from anonymous callers and from user ids.
+	// Key returns the key to count the caller by, such as a checked API
+	// key, or "" to count it by User or by address. A caller counted by
+	// key ([core.KeyCaller]) has the user limits on a count of its own.
 	// Default: nil, no caller is counted by key.
 	Key func(c *gin.Context) string
 
 	// User returns the id of the signed-in user making the request, as an
 	// earlier middleware (session, token) left it in the context, or ""
-	// for an anonymous caller. Default: nil, every caller is anonymous.
+	// for an anonymous caller, counted by address. Default: nil, every
+	// caller is anonymous.
 	User func(c *gin.Context) string
 
+	// Plan returns the plan of a signed-in caller (its account's tier),
+	// or "" for the scope's own user rates: the caller gets the plan's
+	// rates ([core.Scope.Plans], such as api.user@gold) on its one count.
+	// It is called only for signed-in callers and callers counted by Key;
+	// a plan the scope does not have gets the user rates and a warning in
+	// the log. Default: nil.
+	Plan func(c *gin.Context) string
+
 	// Exempt reports whether the caller is exempt from the limits (an
-	// administrator, a health checker). An exempt request is served and
-	// not counted, and gets no RateLimit headers; with KeepDecision,
-	// [Decision] returns its decision, with Allowed true and Checked
-	// false. Default: nil, no caller is exempt.
+	// administrator). An exempt request is served, not counted, gets no
+	// RateLimit headers and is observed with [core.OutcomeExempt].
+	// Default: nil, no caller is exempt.
 	Exempt func(c *gin.Context, caller core.Caller) bool
 
-	// DenyHandler answers a request over the limit, or refused because
-	// the store failed in a scope that fails closed (d.Outcome is then
-	// [core.OutcomeFailedClosed]), after the RateLimit and Retry-After
-	// headers are set. The middleware aborts the context after it, so the
-	// handlers after it never run. Default: [DenyJSON], 429 (503 when
-	// failed closed) with the decision's JSON body; [DenyProblem] answers
-	// with problem details instead.
+	// DenyHandler answers a refused request, after the RateLimit and
+	// Retry-After headers are set: over a limit, or with d.Outcome
+	// [core.OutcomeFailedClosed] when the store failed in a scope that
+	// fails closed. The middleware aborts the context after it. Default:
+	// [DenyJSON]; [DenyProblem] answers with problem details.
 	DenyHandler func(c *gin.Context, d *core.Decision)
 
-	// KeepDecision keeps each request's decision in the context, where
-	// the handlers after the middleware read it with [Decision]. It costs
-	// a copy of the decision and, unless an earlier middleware called
-	// c.Set, the key map Gin makes on the first c.Set of a request, on
-	// every request. Default: false, [Decision] reports no decision;
-	// DenyHandler gets the decision whatever this says.
+	// KeepDecision keeps each request's decision in the context for
+	// [Decision], at the cost of a copy of the decision and Gin's key map
+	// on every request. Default: false; DenyHandler gets the decision
+	// whatever this says.
 	KeepDecision bool
 
 	// ErrorHandler is called when the store failed and the request was
-	// allowed without being counted (fail open); never in a scope that
-	// fails closed, whose refusal goes to DenyHandler; the error is d.StoreErr
-	// of [Decision]. Abort the context to refuse the request instead;
-	// otherwise it is served. The limiter has already logged the error.
-	// Default: nil, the request is served.
+	// allowed uncounted (fail open; a scope that fails closed refuses
+	// through DenyHandler); abort the context to refuse it. The limiter
+	// has already logged the error. Default: nil, the request is served.
 	ErrorHandler func(c *gin.Context, err error)
 
-	// GiveBack, when not nil, is called after the handlers ran (after
-	// c.Next()) for each request the middleware allowed and counted, and
-	// when it returns true the request's units are given back
-	// ([core.Limiter.GiveBack]), so that it does not count: with
-	// [GiveBackSuccess], only the requests that failed count (sign-in
-	// attempts with a wrong password). Each request is counted before the
-	// handlers run, so the limit stays strict however many requests are
-	// under way at once. Default: nil, every request counts.
+	// GiveBack, when not nil, is called after the handlers ran for each
+	// request that was allowed and counted; true gives its units back
+	// ([core.Limiter.GiveBack]), so that it does not count. A sign-in route
+	// that counts only failures sets
+	//
+	//	GiveBack: func(c *gin.Context) bool { return c.Writer.Status() < 400 }
+	//
+	// Each request is counted before the handlers run, so the limit stays
+	// strict however many are under way. Default: nil, every request
+	// counts.
 	GiveBack func(c *gin.Context) bool
-	// Plan returns the plan of the signed-in caller making the request
-	// (its account's tier, as an earlier middleware left it in the
-	// context), or "" for the scope's own user rates: the caller gets the
-	// plan's rates ([core.Scope.Plans], rate keys SCOPE.user@PLAN such as
-	// api.user@gold), counted on its one count whatever the plan, and
-	// RateLimit-Policy shows them. It is called only for signed-in
-	// callers and callers counted by Key. A plan the scope does not have
-	// gets the scope's user rates and a warning in the log
-	// ([core.Call.Plan]). Default: nil, every signed-in caller has the
-	// scope's user rates.
-	Plan func(c *gin.Context) string
 }
 
 // DefaultConfig returns a Config with every default filled in except the
@@ -108,86 +99,65 @@ func DefaultConfig() Config {
 }
 
 // DenyJSON is the default deny handler: it aborts with the status of
-// [core.Decision.Status] (429 Too Many Requests, or 503 Service Unavailable
-// when the scope failed closed) and the JSON body of
-// [core.Decision.DenyBody].
+// [core.Decision.Status] (429, or 503 when the scope failed closed) and
+// the JSON body of [core.Decision.DenyBody].
 func DenyJSON(c *gin.Context, d *core.Decision) {
 	c.AbortWithStatusJSON(d.Status(), d.DenyBody())
 }
 
-// DenyProblem is a deny handler that answers as RFC 9457 says: it aborts
-// with the status of [core.Decision.Status] and the problem details of
-// [core.Decision.Problem] as "application/problem+json" (type, title,
-// status, detail and the extension member retry_after). Set it as
-// Config.DenyHandler of a JSON API that answers its errors so.
+// DenyProblem is a deny handler that aborts with the status of
+// [core.Decision.Status] and the RFC 9457 problem details of
+// [core.Decision.Problem] as "application/problem+json".
 func DenyProblem(c *gin.Context, d *core.Decision) {
 	body, _ := json.Marshal(d.Problem()) // a struct of strings and numbers
 	c.Data(d.Status(), core.ProblemContentType, body)
 	c.Abort()
 }
 
-// adapter returns c in terms of no framework.
-func (c *Config) adapter() adapter.Config[*gin.Context] {
-	return adapter.Config[*gin.Context]{Package: "ginlimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
-		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack}
-}
-
 // Validate reports what [New] would fail on: no Limiter, an unknown
 // scope, a cost or route cost below 1. It builds nothing and logs nothing.
 func (c Config) Validate() error { return c.adapter().Validate() }
 
+// adapter returns c in terms of no framework.
+func (c *Config) adapter() adapter.Config[*gin.Context] {
+	deny := c.DenyHandler
+	if deny == nil {
+		deny = DenyJSON
+	}
+	a := adapter.Config[*gin.Context]{Package: "ginlimit", Limiter: c.Limiter, Scope: c.Scope, Cost: c.Cost, RouteCosts: c.RouteCosts,
+		Key: c.Key, User: c.User, Plan: c.Plan, Exempt: c.Exempt, GiveBack: c.GiveBack, Skip: c.Skipper,
+		Deny: func(c *gin.Context, d *core.Decision) error { deny(c, d); c.Abort(); return nil }}
+	if h := c.ErrorHandler; h != nil {
+		a.StoreError = func(c *gin.Context, err error) error { h(c, err); return nil } // an aborted context runs no handler
+	}
+	if c.KeepDecision {
+		a.Keep = func(c *gin.Context, d *core.Decision) { c.Set(decisionKey{}, d) }
+	}
+	return a
+}
+
 type decisionKey struct{}
 
 // New returns a middleware that counts each request against cfg.Scope and
-// aborts with 429 Too Many Requests when the caller is over a limit. It
-// returns the error of [Config.Validate] instead if cfg is invalid, so that
-// no request fails later.
-//
-// For every counted request it sets the RateLimit-Policy and RateLimit
-// headers, and Retry-After when it denies (the limiter's Config.Headers may
-// keep the fields to refusals or leave only Retry-After); with
-// Config.KeepDecision the handlers after it read the decision with
-// [Decision]. The caller's address comes from [core.Limiter.Caller], never
-// from gin's ClientIP.
+// aborts with 429 Too Many Requests when the caller is over a limit, or
+// the error of [Config.Validate] if cfg is invalid. It sets the RateLimit
+// headers the limiter's header policy asks for, and Retry-After when it
+// denies. The caller's address comes from [core.Limiter.Caller], never
+// from Gin's ClientIP.
 func New(cfg Config) (gin.HandlerFunc, error) {
 	m, err := adapter.New(cfg.adapter())
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = DenyJSON
-	}
 	return func(c *gin.Context) {
-		if cfg.Skipper != nil && cfg.Skipper(c) {
-			return
-		}
-		var t core.Ticket
-		m.Check(c, c.Request, c.FullPath(), c.Writer.Header(), &t)
-		if cfg.KeepDecision {
-			c.Set(decisionKey{}, t.Decision())
-		}
-		if !t.Allowed() {
-			cfg.DenyHandler(c, t.Decision())
-			c.Abort()
-			return
-		}
-		if err := t.StoreErr(); err != nil && cfg.ErrorHandler != nil {
-			cfg.ErrorHandler(c, err)
-		}
-		if m.GivesBack(&t) {
-			c.Next()
-			m.Done(c, c.Request, &t)
-		}
+		_ = m.Serve(c, c.Request, c.FullPath(), c.Writer.Header(), next)
 	}, nil
 }
 
-// Must returns h, or panics with err: for r.Use(ginlimit.Must(ginlimit.New(cfg)))
-// in a program that cannot start without its limits anyway.
-func Must(h gin.HandlerFunc, err error) gin.HandlerFunc {
-	if err != nil {
-		panic(err)
-	}
-	return h
+// next runs the handlers after the middleware.
+func next(c *gin.Context) error {
+	c.Next()
+	return nil
 }
 
 // Decision returns the decision the middleware made for the request of c,

@@ -62,7 +62,7 @@ func TestSuite(t *testing.T) {
 			}
 		}
 		if o.Login != nil {
-			cfg.GiveBack = ginlimit.GiveBackSuccess
+			cfg.GiveBack = func(c *gin.Context) bool { return c.Writer.Status() < 400 }
 		}
 		limit, err := ginlimit.New(cfg)
 		require.NoError(t, err)

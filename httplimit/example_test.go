@@ -23,7 +23,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	limit := httplimit.Must(httplimit.New(httplimit.Config{Limiter: lim}))
+	limit, err := httplimit.New(httplimit.Config{Limiter: lim})
+	if err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/records", limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, `{"records":[]}`)

@@ -1,7 +1,9 @@
 // Package httplimit limits the requests of a net/http server, or of any
 // router that serves http.Handler (chi, gorilla/mux), with the limits of a
 // [core.Limiter]: the middleware of ginlimit and echolimit, for the
-// standard library. See package core for the model.
+// standard library. It wraps each limited handler; a handler that is never
+// to be limited (a health check) is not wrapped. See package core for the
+// model.
 package httplimit
 
 import (
@@ -16,9 +18,6 @@ import (
 // Config configures the middleware built by [New]. Zero fields take the
 // defaults stated on each.
 type Config struct {
-	// Skipper skips the middleware for some requests: they are served,
-	// not counted and have no decision. Default: nil, which skips nothing.
-	Skipper func(r *http.Request) bool
 	// Limiter decides every request. Required.
 	Limiter *core.Limiter
 	// Scope is the scope the requests are counted in. Default: "api".
@@ -54,8 +53,9 @@ type Config struct {
 	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error) (serve bool)
 	// GiveBack, when not nil, is called after the next handler for each
 	// counted request, with the status it answered; true gives the
-	// request's units back, so that only failures count (see
-	// [GiveBackSuccess]). Default: nil, every request counts.
+	// request's units back. A sign-in route that counts only failures
+	// sets func(_ *http.Request, status int) bool { return status < 400 }.
+	// Default: nil, every request counts.
 	GiveBack func(r *http.Request, status int) bool
 }
 
@@ -77,9 +77,6 @@ func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
-
-// GiveBackSuccess gives back the requests answered with a 2xx status.
-func GiveBackSuccess(_ *http.Request, status int) bool { return status >= 200 && status < 300 }
 
 // Validate reports what [New] would fail on: no Limiter, an unknown
 // scope, a cost or route cost below 1. It builds nothing and logs nothing.
@@ -106,10 +103,6 @@ func New(cfg Config) (func(next http.Handler) http.Handler, error) {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if cfg.Skipper != nil && cfg.Skipper(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
 			var t core.Ticket
 			m.Check(r, r, r.Pattern, w.Header(), &t)
 			if cfg.KeepDecision {
@@ -133,15 +126,6 @@ func New(cfg Config) (func(next http.Handler) http.Handler, error) {
 			}
 		})
 	}, nil
-}
-
-// Must returns m, or panics with err: for a program that cannot start
-// without its limits anyway.
-func Must(m func(http.Handler) http.Handler, err error) func(http.Handler) http.Handler {
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
 
 // statusWriter records the status a handler answered with.

@@ -1,6 +1,7 @@
 package liveview_test
 
 import (
+	"log"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -13,9 +14,13 @@ import (
 func Example_echo() {
 	view, lim := newView()
 	admin := echo.WrapMiddleware(requireAdmin)
+	limit, err := echolimit.New(echolimit.Config{Limiter: lim})
+	if err != nil {
+		log.Fatal(err)
+	}
 	e := echo.New()
 	e.Match([]string{http.MethodGet, http.MethodPost}, "/debug/limits", echo.WrapHandler(view), admin)
-	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string][]string{"records": {}}) }, echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim})))
+	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string][]string{"records": {}}) }, limit)
 	tryIt(e) // or: log.Fatal(e.Start("127.0.0.1:8080"))
 	// Output:
 	// GET, a stranger: 403

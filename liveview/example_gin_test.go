@@ -1,6 +1,7 @@
 package liveview_test
 
 import (
+	"log"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -21,9 +22,13 @@ func Example_gin() {
 			c.AbortWithStatus(http.StatusForbidden)
 		}
 	}
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
+	if err != nil {
+		log.Fatal(err)
+	}
 	r := gin.New()
 	r.Match([]string{http.MethodGet, http.MethodPost}, "/debug/limits", admin, gin.WrapH(view))
-	r.GET("/api/records", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim})), func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
+	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
 	tryIt(r) // or: log.Fatal(r.Run("127.0.0.1:8080"))
 	// Output:
 	// GET, a stranger: 403

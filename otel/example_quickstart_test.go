@@ -38,7 +38,11 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	limit, err := ginlimit.New(ginlimit.Config{Limiter: lim})
+	if err != nil {
+		log.Fatal(err)
+	}
 	r := gin.Default()
-	r.GET("/api/records", ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim})), func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
+	r.GET("/api/records", limit, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
 	log.Fatal(r.Run("127.0.0.1:8080"))
 }

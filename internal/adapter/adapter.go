@@ -28,11 +28,11 @@ type Config[C any] struct {
 	Exempt     func(C, core.Caller) bool
 	GiveBack   func(C) bool
 
-	// For [Middleware.Serve], the flow of a framework whose handlers
-	// return an error (Echo): Skip skips the request (nil: none), Keep
+	// For [Middleware.Serve]: Skip skips the request (nil: none), Keep
 	// keeps its decision (nil: not kept), Deny answers a refusal, and
 	// StoreError, when not nil, is told of a store failure that let the
-	// request through, and refuses it by returning an error.
+	// request through, and refuses it by returning an error (Gin: by
+	// aborting the context, after which next runs no handler).
 	Skip       func(C) bool
 	Keep       func(C, *core.Decision)
 	Deny       func(C, *core.Decision) error
@@ -89,38 +89,34 @@ func New[C any](cfg Config[C]) (*Middleware[C], error) {
 }
 
 // Check decides the request of c, r, to the route of that pattern, into t,
-// and writes the limit's fields to h.
+// and writes the limit's fields to h. The caller is the one counted by
+// Config.Key if it finds a key, else the signed-in user if Config.User
+// finds one, else the anonymous caller of r's address; its plan is read
+// only for a signed-in caller.
 func (m *Middleware[C]) Check(c C, r *http.Request, route string, h http.Header, t *core.Ticket) {
 	cfg := &m.cfg
-	caller := Caller(cfg.Limiter, cfg.Key, cfg.User, c, r)
-	call := core.Call{Caller: caller, Route: route, Header: h}
-	if cfg.Plan != nil && caller.Kind() == core.User {
+	var signedIn core.Caller
+	if cfg.Key != nil {
+		if k := cfg.Key(c); k != "" {
+			signedIn = core.KeyCaller(k)
+		}
+	}
+	if signedIn.Kind() == core.Anonymous && cfg.User != nil {
+		signedIn = core.UserCaller(cfg.User(c))
+	}
+	call := core.Call{Caller: cfg.Limiter.Caller(r, signedIn), Route: route, Header: h}
+	if cfg.Plan != nil && call.Caller.Kind() == core.User {
 		call.Plan = cfg.Plan(c)
 	}
-	call.Exempt = cfg.Exempt != nil && cfg.Exempt(c, caller)
+	call.Exempt = cfg.Exempt != nil && cfg.Exempt(c, call.Caller)
 	m.guard.Check(r.Context(), t, call)
-}
-
-// GivesBack reports whether t's request may be given back once its handler
-// ran: the adapter then runs the handler inside its middleware and calls
-// [Middleware.Done].
-func (m *Middleware[C]) GivesBack(t *core.Ticket) bool {
-	return m.cfg.GiveBack != nil && t.Counted()
-}
-
-// Done gives t's request back if Config.GiveBack says so of c, after its
-// handler ran. A store's error is logged by the Limiter; the units then
-// stay counted.
-func (m *Middleware[C]) Done(c C, r *http.Request, t *core.Ticket) {
-	if m.cfg.GiveBack(c) {
-		_ = t.GiveBack(r.Context())
-	}
 }
 
 // Serve decides the request of c, r, to the route of that pattern, writes
 // the limit's fields to h, and runs next unless the request is skipped or
 // refused, giving it back afterwards if Config.GiveBack says so and next
-// returned no error.
+// returned no error. A store's error in the give-back is logged by the
+// Limiter; the units then stay counted.
 func (m *Middleware[C]) Serve(c C, r *http.Request, route string, h http.Header, next func(C) error) error {
 	cfg := &m.cfg
 	if cfg.Skip != nil && cfg.Skip(c) {
@@ -140,24 +136,8 @@ func (m *Middleware[C]) Serve(c C, r *http.Request, route string, h http.Header,
 		}
 	}
 	err := next(c)
-	if err == nil && m.GivesBack(&t) {
-		m.Done(c, r, &t)
+	if err == nil && cfg.GiveBack != nil && t.Counted() && cfg.GiveBack(c) {
+		_ = t.GiveBack(r.Context())
 	}
 	return err
-}
-
-// Caller is who made the request of c, r: the caller counted by key if key
-// finds one, else the signed-in user if user finds one, else the anonymous
-// caller of r's address.
-func Caller[C any](lim *core.Limiter, key, user func(C) string, c C, r *http.Request) core.Caller {
-	var signedIn core.Caller
-	if key != nil {
-		if k := key(c); k != "" {
-			signedIn = core.KeyCaller(k)
-		}
-	}
-	if signedIn.Kind() == core.Anonymous && user != nil {
-		signedIn = core.UserCaller(user(c))
-	}
-	return lim.Caller(r, signedIn)
 }

@@ -127,7 +127,8 @@ type Options struct {
 	Key bool
 
 	// Skip, when not nil, is Config.Skipper: the builder's Skipper calls
-	// it with the request.
+	// it with the request. A builder whose adapter has no Skipper skips
+	// the test.
 	Skip func(r *http.Request) bool
 
 	// Deny, when not nil, makes Config.DenyHandler answer 503 Service
@@ -160,7 +161,8 @@ type Options struct {
 	// builder then adds to the group (the framework's way: Gin:
 	// Login(c.Writer, c.Request, d) with d the adapter's Decision, nil when
 	// there is none; Echo: the same with c.Response(), and return nil),
-	// and Config.GiveBack is the adapter's GiveBackSuccess.
+	// and Config.GiveBack gives back every request answered with a status
+	// below 400.
 	Login func(w http.ResponseWriter, r *http.Request, d *core.Decision)
 	// Problem, when true and Deny is nil, makes Config.DenyHandler the
 	// adapter's DenyProblem (problem details, RFC 9457).

@@ -64,9 +64,9 @@ func fiveAMinute(c *core.Config) {
 
 // testGiveBackOnce: a handler that gives back the decision the middleware
 // kept, on a sign-in that succeeded (the documented way), and the
-// middleware's own GiveBackSuccess free the request once between them:
-// however many right sign-ins come between, a caller gets exactly the
-// limit's failed ones.
+// middleware's own Config.GiveBack (statuses below 400) free the request
+// once between them: however many right sign-ins come between, a caller
+// gets exactly the limit's failed ones.
 func testGiveBackOnce(t *testing.T, build builder) {
 	var a *app
 	handler := func(w http.ResponseWriter, r *http.Request, d *core.Decision) {
@@ -96,9 +96,9 @@ func testGiveBackOnce(t *testing.T, build builder) {
 	assert.Equal(t, 3, failed, "failed sign-ins under 3/min, counting failures only")
 }
 
-// testGiveBack: with Config.GiveBack set to GiveBackSuccess, only the
-// failed attempts count: right ones never use up the limit, and a caller
-// over it is refused before the handler, right password or not.
+// testGiveBack: with Config.GiveBack giving back statuses below 400, only
+// the failed attempts count: right ones never use up the limit, and a
+// caller over it is refused before the handler, right password or not.
 func testGiveBack(t *testing.T, build builder) {
 	a := newAppWith(t, build, nil, fiveAMinute, Options{Login: login(nil, nil)})
 	const addr = "192.0.2.1:1234"
@@ -119,7 +119,7 @@ func testGiveBack(t *testing.T, build builder) {
 	assert.Equal(t, http.StatusOK, a.post("192.0.2.2:1234", RightPassword).Code, "another caller")
 	assert.Equal(t, http.StatusUnauthorized, a.post("192.0.2.2:1234", "wrong").Code, "another caller's count")
 
-	// A 2xx answer by a route of the group is given back too; a 401 is
+	// A 200 answer by a route of the group is given back too; a 401 is
 	// not.
 	a.clock.Advance(24 * time.Hour)
 	for range 10 {

@@ -66,8 +66,11 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	// The sign-in form: scope "login", counted by address only (no User
 	// function), outside the /api group so that scope "api" does not
-	// count it too; the units of a 2xx answer are given back.
-	limitLogin, err := echo5limit.New(echo5limit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: echo5limit.GiveBackSuccess})
+	// count it too; the units of an answer below 400 are given back.
+	limitLogin, err := echo5limit.New(echo5limit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: func(c *echo.Context) bool {
+		r, err := echo.UnwrapResponse(c.Response())
+		return err == nil && r.Status < 400
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -69,8 +69,8 @@ func New(a *portal.App) (http.Handler, error) {
 	}
 	// The sign-in form: scope "login", counted by address only (no User
 	// function), outside the /api group so that scope "api" does not
-	// count it too; the units of a 2xx answer are given back.
-	limitLogin, err := ginlimit.New(ginlimit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: ginlimit.GiveBackSuccess})
+	// count it too; the units of an answer below 400 are given back.
+	limitLogin, err := ginlimit.New(ginlimit.Config{Limiter: a.Limiter, Scope: portal.ScopeLogin, GiveBack: func(c *gin.Context) bool { return c.Writer.Status() < 400 }})
 	if err != nil {
 		return nil, err
 	}
