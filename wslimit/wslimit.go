@@ -6,8 +6,9 @@
 // adds "warning":"load" to that reply ([balance.Decision.Load]); a caller
 // at or above the drop threshold is disconnected with close code 1008
 // (policy violation) and the reason "threshold exceeded", as rippled does.
-// A message larger than Config.ReadLimit (32 KiB by default) is charged at
-// the scope's largest cost and ends the connection with code 1009.
+// A message larger than Config.ReadLimit (32 KiB by default) is charged as
+// a heavy request ([balance.CostHeavy]) and ends the connection with code
+// 1009.
 //
 // It works on plain net/http, so that Gin and Echo handlers, and any other,
 // use it alike: the handler finds the caller and whether it is exempt as
@@ -80,8 +81,8 @@ type Config struct {
 	AcceptOptions *websocket.AcceptOptions
 
 	// ReadLimit is the largest message, in bytes, that [Conn.Read]
-	// accepts. A larger one is charged as a message of the scope's largest
-	// cost, and the connection is closed with code 1009
+	// accepts. A larger one is charged as a heavy request
+	// ([balance.CostHeavy]), and the connection is closed with code 1009
 	// ([CloseMessageTooBig]). Default: 32768 (32 KiB, the WebSocket
 	// library's). Change it here, not on the connection (Conn.WS), whose
 	// own limit Accept sets just above it.
@@ -117,8 +118,7 @@ var ErrTooBig = errors.New("wslimit: message too big")
 // A Server accepts WebSocket connections whose messages are charged to a
 // balance scope. It is safe for concurrent use. Build it with [New].
 type Server struct {
-	cfg     Config
-	maxCost int64 // the scope's largest cost: that of a message too big
+	cfg Config
 }
 
 // New returns a Server for cfg, or the error of [Config.Validate].
@@ -131,8 +131,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	// Read reads one byte past the limit: keep that byte countable.
 	cfg.ReadLimit = min(cfg.ReadLimit, math.MaxInt64-1)
-	c := cfg.Guard.Config().Costs
-	return &Server{cfg: cfg, maxCost: max(c.Reference, c.Malformed, c.Medium, c.Heavy)}, nil
+	return &Server{cfg: cfg}, nil
 }
 
 // Accept upgrades the request to a WebSocket connection of caller; an
@@ -147,7 +146,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 	// The library's own limit, just above ours, is never reached: Read
 	// stops one byte past ReadLimit.
 	ws.SetReadLimit(s.cfg.ReadLimit + 1)
-	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt, limit: s.cfg.ReadLimit, maxCost: s.maxCost}, nil
+	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt, limit: s.cfg.ReadLimit}, nil
 }
 
 // A Conn is one caller's WebSocket connection. Read from one goroutine at
@@ -159,7 +158,6 @@ type Conn struct {
 	caller  core.Caller
 	exempt  bool
 	limit   int64
-	maxCost int64
 }
 
 // Caller returns whose balance the connection's messages are charged to.
@@ -174,7 +172,7 @@ func (c *Conn) WS() *websocket.Conn { return c.ws }
 // not charge it: pick its cost and call [Conn.Charge].
 //
 // A message larger than Config.ReadLimit is not returned: Read charges it
-// as a message of the scope's largest cost (as [Conn.Charge] does, so that
+// as a heavy request, [balance.CostHeavy] (as [Conn.Charge] does, so that
 // a caller cannot send large messages for free), closes the connection
 // with code 1009 ([CloseMessageTooBig]) and returns [ErrTooBig]; or, if
 // the charge finds the caller dropped, closes it with 1008 and returns
@@ -191,7 +189,7 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if int64(len(msg)) <= c.limit {
 		return msg, nil
 	}
-	if _, err := c.Charge(ctx, c.maxCost); err != nil {
+	if _, err := c.Charge(ctx, balance.CostHeavy); err != nil {
 		return nil, err
 	}
 	_ = c.ws.Close(CloseMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.limit))
@@ -200,8 +198,8 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 
 // Charge charges a message of the given cost to the caller's balance, as
 // [balance.Guard.Charge] does (a cost of 0 charges nothing but still
-// refuses a dropped caller; the scope's cost classes name the usual costs,
-// Guard.Config().Costs), and returns the decision: add "warning":"load" to
+// refuses a dropped caller; [balance.CostReference] and the other Cost
+// constants name the usual costs), and returns the decision: add "warning":"load" to
 // the reply when d.Load ([balance.WarnJSON]). When the caller is dropped,
 // Charge closes the connection with code 1008 and reason "threshold
 // exceeded" and returns [ErrDropped]; the guard logged the drop once, when
