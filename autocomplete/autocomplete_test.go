@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,17 +33,22 @@ func newLimiter(t *testing.T, rates map[string]string) *core.Limiter {
 
 func TestNineScopesWithStartingValues(t *testing.T) {
 	t.Parallel()
-	assert.Equal(t, []string{"project", "dataset", "sample", "measurement", "person", "organization", "publication", "tag", "ror"}, autocomplete.Names())
 	scopes := autocomplete.Scopes()
 	require.Len(t, scopes, 9)
-	for i, s := range scopes {
-		assert.Equal(t, "autocomplete."+autocomplete.Names()[i], s.Name)
+	var names []string
+	for _, s := range scopes {
+		names = append(names, s.Name)
 		assert.Equal(t, []core.Rate{core.PerMinute(60), core.PerDay(2000)}, s.Anon)
 		assert.Equal(t, []core.Rate{core.PerMinute(240), core.PerDay(10000)}, s.User)
 	}
-	// Names returns a copy.
-	autocomplete.Names()[0] = "x"
-	assert.Equal(t, "project", autocomplete.Names()[0])
+	assert.Equal(t, []string{
+		"autocomplete.project", "autocomplete.dataset", "autocomplete.sample", "autocomplete.measurement", "autocomplete.person",
+		"autocomplete.organization", "autocomplete.publication", "autocomplete.tag", "autocomplete.ror",
+	}, names)
+	assert.Equal(t, "autocomplete.instrument", autocomplete.NewScope("instrument").Name)
+	// Scopes returns new scopes on every call.
+	scopes[0].Name, scopes[0].Anon[0] = "x", core.PerMinute(1)
+	assert.Equal(t, autocomplete.NewScope("project"), autocomplete.Scopes()[0])
 }
 
 func TestStartingValuesHoldWhenRatesAreReplaced(t *testing.T) {
@@ -54,7 +60,7 @@ func TestStartingValuesHoldWhenRatesAreReplaced(t *testing.T) {
 		if s.Name == "api" {
 			continue
 		}
-		assert.Equal(t, autocomplete.NewScope(s.Name[len(autocomplete.ScopePrefix):]), s)
+		assert.Equal(t, autocomplete.NewScope(strings.TrimPrefix(s.Name, "autocomplete.")), s)
 	}
 
 	// Naming one replaces just that one.
@@ -92,18 +98,14 @@ func TestSearchBoxesAndAPICountedApart(t *testing.T) {
 	assert.True(t, allowed("autocomplete.person"))
 }
 
-func TestEmpty(t *testing.T) {
+// TestResponse checks the shape of a search's body, and of a refused
+// one: {"results": []}, never null.
+func TestResponse(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(autocomplete.Empty())
+	b, err := json.Marshal(autocomplete.Response{Results: []autocomplete.Result{{ID: "p1", Label: "Coral reefs"}}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"results":[{"id":"p1","label":"Coral reefs"}]}`, string(b))
+	b, err = json.Marshal(autocomplete.Response{Results: []autocomplete.Result{}})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"results":[]}`, string(b))
-}
-
-func TestCheckScope(t *testing.T) {
-	t.Parallel()
-	lim := newLimiter(t, nil)
-	assert.NoError(t, autocomplete.CheckScope(lim, "project"))
-	err := autocomplete.CheckScope(lim, "instrument")
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `autocomplete.NewScope("instrument")`)
 }

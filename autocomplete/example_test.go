@@ -26,7 +26,7 @@ func ExampleNewScope() {
 		return
 	}
 	for _, s := range lim.Config().Scopes {
-		if strings.HasPrefix(s.Name, autocomplete.ScopePrefix) {
+		if strings.HasPrefix(s.Name, "autocomplete.") {
 			fmt.Println(s.Name, "anon", s.Anon, "user", s.User)
 		}
 	}

@@ -25,26 +25,15 @@ type Decision struct {
 	// once a second by default, not on every reply). Add "warning":"load"
 	// to the reply ([WarnJSON]).
 	Load bool
-	// Checked reports whether the store checked the request against the
-	// balance, as [core.Decision.Checked] does: true when it was served or
-	// dropped (a drop charges DropCost); false when the store failed
-	// (fail open) or the caller is exempt.
-	Checked bool
 	// Outcome is what became of the request: [core.OutcomeAllowed],
 	// [core.OutcomeDenied] (dropped), [core.OutcomeFailedOpen],
 	// [core.OutcomeExempt] or [core.OutcomeFailedClosed].
 	Outcome core.Outcome
 	// headers is the limiter's Config.Headers; zero, HeadersAll, in a
-	// Decision made by hand. (The small fields come first, so that a
-	// Decision stays in the 112-byte size class.)
+	// Decision made by hand.
 	headers core.HeaderMode
-	// Scope is the name of the balance scope.
-	Scope string
-	// Caller is whose balance was charged.
-	Caller core.Caller
-	// Cost is the request's cost.
-	Cost int64
-	// Balance is the caller's balance after the request.
+	// Balance is the caller's balance after the request; 0 when the store
+	// did not decide it (the caller is exempt, or the store failed).
 	Balance int64
 	// StoreErr is the store's error when the decision failed open or
 	// failed closed.

@@ -4,10 +4,10 @@
 //
 // # The model
 //
-// Every request adds its cost ([Costs]: 20 for an ordinary one, up to 3000
-// for a path search) to the caller's sum, which loses 1/32 of itself each
-// second; the balance is the sum over 32, so that a steady cost of R per
-// second settles near a balance of R. At the warning threshold the caller
+// Every request adds its cost ([CostReference], 20, for an ordinary one,
+// up to [CostHeavy], 3000, for a path search) to the caller's sum, which
+// loses 1/32 of itself each second; the balance is the sum over 32, so
+// that a steady cost of R per second settles near a balance of R. At the warning threshold the caller
 // is told "load", at most once a second ([Decision.Load]:
 // "Ratescope-Warning: load" and "warning":"load" in the reply,
 // [WarnJSON]); at the drop threshold it is refused, and each refusal

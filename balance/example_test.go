@@ -26,7 +26,7 @@ func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// must set its window and thresholds, so start from the default one,
 	// whose warning and drop costs scale with the thresholds).
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
@@ -38,14 +38,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	costs := ledger.Config().Costs
 	rpc := func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Method string `json:"method"`
 		}
-		cost := costs.Malformed
+		cost := balance.CostMalformed
 		if json.NewDecoder(r.Body).Decode(&req) == nil && req.Method == "path_find" {
-			cost = costs.Heavy
+			cost = balance.CostHeavy
 		}
 		d := ledger.Charge(r.Context(), lim.Caller(r, core.Caller{}), cost)
 		d.SetHeaders(w.Header())
@@ -94,7 +93,7 @@ func ExampleGuard_Charge() {
 		return
 	}
 	caller := core.UserCaller("alice")
-	heavy := ledger.Config().Costs.Heavy
+	heavy := balance.CostHeavy
 	warned := false
 	for i := 1; ; i++ {
 		clock.Advance(10 * time.Millisecond)

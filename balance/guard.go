@@ -33,14 +33,10 @@ type Config struct {
 	Scope string
 
 	// Policy is how the balance decays and where the caller is warned and
-	// dropped. Default: the zero Policy, [DefaultPolicy]; any other must
+	// dropped. Default: the zero Policy, rippled's figures; any other must
 	// set its window and thresholds, and a zero WarnCost or DropCost is
 	// scaled with its threshold.
 	Policy Policy
-
-	// Costs are the scope's cost classes. Zero fields take those of
-	// [DefaultCosts].
-	Costs Costs
 
 	// FailMode says what the scope does with a request while the store
 	// fails, as [core.Scope.FailMode] does: [core.FailOpen] serves it,
@@ -52,23 +48,22 @@ type Config struct {
 
 // DefaultConfig returns a Config with every default filled in except the
 // Limiter, the Store and the Scope, which must be set. Its Policy is
-// [DefaultPolicy], whose WarnCost and DropCost are 0: New scales them with
-// the thresholds, so that changing the thresholds changes them too.
+// rippled's figures, whose WarnCost and DropCost are 0: New scales them
+// with the thresholds, so that changing the thresholds changes them too.
 func DefaultConfig() Config {
-	return Config{Policy: DefaultPolicy(), Costs: DefaultCosts()}
+	return Config{Policy: defaultPolicy()}
 }
 
 // withDefaults returns c with its defaults applied.
 func (c Config) withDefaults() Config {
 	c.Policy = c.Policy.withDefaults()
-	c.Costs = c.Costs.withDefaults()
 	return c
 }
 
 // Validate reports every problem with c, joined: a missing Limiter, Store
 // or Scope, a bad Scope name, a figure of the Policy out of range or left
 // zero, a Warn above Drop, a DropCost that keeps a caller retrying once a
-// second out for ever, a cost below 0.
+// second out for ever.
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
@@ -90,7 +85,7 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("FailMode %s: want core.FailOpen or core.FailClosed", c.FailMode))
 	}
-	errs = append(errs, c.Policy.validate(), c.Costs.validate())
+	errs = append(errs, c.Policy.validate())
 	return errors.Join(errs...)
 }
 
@@ -119,10 +114,6 @@ func New(cfg Config) (*Guard, error) {
 	}, nil
 }
 
-// Config returns the configuration in force, defaults applied: the
-// scope's name, policy and costs.
-func (g *Guard) Config() Config { return g.cfg }
-
 // Charge charges a request of the given cost by caller and returns the
 // decision. A cost of 0 charges nothing but is decided all the same: a
 // dropped caller is refused, and charged the scope's DropCost. A cost
@@ -130,7 +121,7 @@ func (g *Guard) Config() Config { return g.cfg }
 // saturates it), so that no request earns a caller credit: a cost of
 // math.MaxInt64 serves the request if the caller was below the drop
 // threshold and refuses the caller's requests until the balance decays.
-// The scope's cost classes (Config().Costs) name the usual costs.
+// [CostReference] and the other Cost constants name rippled's costs.
 //
 // When the caller becomes dropped (a request that was served leaves its
 // balance at or above the drop threshold, so that its next requests are
@@ -160,7 +151,7 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 		return g.Exempt(ctx, caller)
 	}
 	cost = max(cost, 0)
-	d := &Decision{Scope: g.cfg.Scope, Caller: caller, Cost: cost, headers: g.headers}
+	d := &Decision{headers: g.headers}
 	start := g.start()
 	now := g.now()
 	res, err := g.cfg.Store.Charge(ctx, Request{Scope: g.cfg.Scope, Caller: caller, Policy: g.cfg.Policy, Cost: cost, Now: now})
@@ -170,17 +161,17 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 			d.Allowed, d.Outcome = true, core.OutcomeFailedOpen
 		}
 		lim.StoreFailed(ctx, g.cfg.Scope, err, d.Outcome)
-		g.observe(ctx, d, start)
+		g.observe(ctx, caller, cost, d.Outcome, start)
 		return d
 	}
-	d.Checked, d.Balance = true, res.Balance
+	d.Balance = res.Balance
 	d.Allowed = !res.Dropped
 	d.Load = res.Warned
 	d.Outcome = core.OutcomeAllowed
 	if res.Dropped {
 		d.Outcome = core.OutcomeDenied
 	}
-	defer g.observe(ctx, d, start)
+	defer g.observe(ctx, caller, cost, d.Outcome, start)
 	drop := g.cfg.Policy.Drop
 	switch {
 	case !res.Dropped && res.Balance >= drop:
@@ -202,9 +193,8 @@ func (g *Guard) Charge(ctx context.Context, caller core.Caller, cost int64) *Dec
 // administrator): allowed, never charged, warned or dropped, with outcome
 // [core.OutcomeExempt]. The limiter's Config.Observe sees it, with ctx.
 func (g *Guard) Exempt(ctx context.Context, caller core.Caller) *Decision {
-	d := &Decision{Allowed: true, Scope: g.cfg.Scope, Caller: caller, Outcome: core.OutcomeExempt}
-	g.observe(ctx, d, time.Time{})
-	return d
+	g.observe(ctx, caller, 0, core.OutcomeExempt, time.Time{})
+	return &Decision{Allowed: true, Outcome: core.OutcomeExempt}
 }
 
 // Reset sets the balance of caller back to zero, for an operator who
@@ -220,7 +210,7 @@ func (g *Guard) Reset(ctx context.Context, caller core.Caller) error {
 	if err := g.cfg.Store.ResetBalance(ctx, req); err != nil {
 		return fmt.Errorf("balance: reset %q in scope %q: %w", caller, g.cfg.Scope, err)
 	}
-	g.observe(ctx, &Decision{Scope: g.cfg.Scope, Caller: caller, Outcome: core.OutcomeReset}, start)
+	g.observe(ctx, caller, 0, core.OutcomeReset, start)
 	return nil
 }
 
@@ -233,14 +223,14 @@ func (g *Guard) start() time.Time {
 	return time.Now()
 }
 
-// observe calls the hook, if any, with the event of d and the time since
-// start (none for the zero start of a decision that did not ask the
-// store).
-func (g *Guard) observe(ctx context.Context, d *Decision, start time.Time) {
+// observe calls the hook, if any, with the event of a decision of the
+// scope and the time since start (none for the zero start of a decision
+// that did not ask the store).
+func (g *Guard) observe(ctx context.Context, caller core.Caller, cost int64, outcome core.Outcome, start time.Time) {
 	if g.hook == nil {
 		return
 	}
-	e := core.Event{Scope: d.Scope, Caller: d.Caller, Cost: d.Cost, Outcome: d.Outcome}
+	e := core.Event{Scope: g.cfg.Scope, Caller: caller, Cost: cost, Outcome: outcome}
 	if !start.IsZero() {
 		e.Duration = time.Since(start)
 	}

@@ -78,7 +78,7 @@ func TestConfigErrors(t *testing.T) {
 		{name: "bad name", cfg: balance.Config{Limiter: lim, Store: store, Scope: "Web Socket"}, wants: []string{`"Web Socket"`}},
 		{name: "window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 1500 * time.Millisecond}}, wants: []string{"Window 1.5s"}},
 		{name: "long window", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 2 * time.Hour}}, wants: []string{"Window 2h0m0s", "1s to 1h0m0s"}},
-		{name: "every problem", cfg: balance.Config{Store: store, Scope: "WS", Policy: balance.Policy{Warn: -1, DropCost: -2}, Costs: balance.Costs{Heavy: -3}}, wants: []string{"no Limiter", `Scope "WS"`, "Warn -1", "DropCost -2", "Costs.Heavy: cost -3"}},
+		{name: "every problem", cfg: balance.Config{Store: store, Scope: "WS", Policy: balance.Policy{Warn: -1, DropCost: -2}}, wants: []string{"no Limiter", `Scope "WS"`, "Warn -1", "DropCost -2"}},
 		// The warning above the drop: callers would be dropped without
 		// ever being warned (issue 34), which started silently before.
 		{name: "warn above drop", cfg: balance.Config{Limiter: lim, Store: store, Scope: "ws", Policy: balance.Policy{Window: 32 * time.Second, Warn: 20000, WarnCost: 2000, Drop: 100, DropCost: 3000}}, wants: []string{"Warn 20000 is above Drop 100", "dropped without a warning"}},
@@ -102,31 +102,35 @@ func TestConfigErrors(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	g := newGuard(t, core.Config{}, balance.Config{Scope: "rpc"})
-	got := g.Config()
+	var events []core.Event
+	g := newGuard(t, core.Config{Observe: func(_ context.Context, e core.Event) { events = append(events, e) }}, balance.Config{Scope: "rpc"})
+	got := balance.GuardConfig(g)
 	assert.Equal(t, "rpc", got.Scope)
-	rippled := balance.DefaultPolicy()
+	rippled := balance.DefaultConfig().Policy
 	rippled.WarnCost, rippled.DropCost = 2000, 3000
 	assert.Equal(t, rippled, got.Policy, "rippled's figures, the costs scaled with the thresholds")
-	assert.Equal(t, balance.Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}, got.Costs)
-	assert.Equal(t, balance.DefaultCosts(), got.Costs)
+	assert.Equal(t, balance.Policy{Window: 32 * time.Second, Warn: 5000, WarnEvery: time.Second, Drop: 15000}, balance.DefaultConfig().Policy,
+		"DefaultConfig has the default policy, WarnCost and DropCost left to scale")
+	assert.Equal(t, []int64{20, 100, 400, 3000}, []int64{balance.CostReference, balance.CostMalformed, balance.CostMedium, balance.CostHeavy}, "rippled's costs")
 	assert.Equal(t, core.FailOpen, got.FailMode)
-	def := balance.DefaultConfig()
-	assert.Equal(t, balance.DefaultPolicy(), def.Policy, "DefaultConfig has the default policy")
-	assert.Equal(t, def.Costs, got.Costs)
 
 	// A cost means itself: no negative number stands for the reference
 	// cost, and a cost below 0 earns no credit.
 	ip := core.NetworkCaller(netip.MustParsePrefix("192.0.2.1/32"))
-	assert.Equal(t, int64(20), g.Charge(context.Background(), ip, got.Costs.Reference).Cost)
+	g.Charge(context.Background(), ip, balance.CostReference)
+	require.Len(t, events, 1)
+	assert.Equal(t, int64(20), events[0].Cost)
 	d := decide(g, ip, -5, http.Header{})
-	assert.Equal(t, int64(0), d.Cost, "a cost below 0 is 0")
+	require.Len(t, events, 2)
+	assert.Equal(t, int64(0), events[1].Cost, "a cost below 0 is 0")
 	assert.Equal(t, int64(20/32), d.Balance, "and charged nothing")
-	assert.Equal(t, int64(0), g.Charge(context.Background(), ip, 0).Cost, "0 reads the balance")
+	g.Charge(context.Background(), ip, 0)
+	require.Len(t, events, 3)
+	assert.Equal(t, int64(0), events[2].Cost, "0 reads the balance")
 }
 
 // TestScaledCosts: a zero WarnCost or DropCost is scaled with its
-// threshold, so that DefaultPolicy with low thresholds lets a caller who
+// threshold, so that the default policy with low thresholds lets a caller who
 // retries once a second back in; a DropCost that would keep it out for
 // ever is refused; a policy that leaves a threshold or the window out is
 // an error that says how to write it.
@@ -139,24 +143,25 @@ func TestScaledCosts(t *testing.T) {
 	}{
 		{name: "rippled's", warn: 5000, drop: 15000, wantWarn: 2000, wantDC: 3000},
 		{name: "the how-to's", warn: 100, drop: 150, wantWarn: 40, wantDC: 30},
+		{name: "the portal's -warn 100 -drop 300", warn: 100, drop: 300, wantWarn: 40, wantDC: 60},
 		{name: "low", warn: 1000, drop: 2000, wantWarn: 400, wantDC: 400},
 		{name: "tiny", warn: 1, drop: 4, wantWarn: 0, wantDC: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			policy := balance.DefaultPolicy()
+			policy := balance.DefaultConfig().Policy
 			policy.Warn, policy.Drop = tc.warn, tc.drop
 			g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
 			want := policy
 			want.WarnCost, want.DropCost = tc.wantWarn, tc.wantDC
-			assert.Equal(t, want, g.Config().Policy)
+			assert.Equal(t, want, balance.GuardConfig(g).Policy)
 		})
 	}
 
 	// Dropped at a balance of 2004 under a drop at 2000, a caller that
 	// retries once a second is let back in within a few seconds.
 	clock := storetest.NewClock(storetest.Start)
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 1000, 2000
 	g := newGuard(t, core.Config{Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
 	ctx := context.Background()
@@ -186,7 +191,7 @@ func TestScaledCosts(t *testing.T) {
 	err = balance.Config{Scope: "ws", Policy: balance.Policy{Warn: 100}}.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `Policy leaves Window, Drop zero`)
-	assert.Contains(t, err.Error(), "start from balance.DefaultPolicy()")
+	assert.Contains(t, err.Error(), "start from balance.DefaultConfig().Policy")
 }
 
 func TestChargeWarnDropAndLog(t *testing.T) {
@@ -198,7 +203,7 @@ func TestChargeWarnDropAndLog(t *testing.T) {
 	who := anonCaller("198.51.100.7")
 
 	d := g.Charge(ctx, who, 20)
-	assert.Equal(t, &balance.Decision{Allowed: true, Checked: true, Scope: "ws", Caller: who, Cost: 20, Balance: 0, Outcome: core.OutcomeAllowed}, d)
+	assert.Equal(t, &balance.Decision{Allowed: true, Balance: 0, Outcome: core.OutcomeAllowed}, d)
 	// Heavy requests, many a second, until warned and then dropped.
 	var warned, dropped int
 	for i := range 1000 {
@@ -267,7 +272,7 @@ func TestExempt(t *testing.T) {
 	root := core.UserCaller("root")
 	for range 100 {
 		d := g.Exempt(context.Background(), root)
-		assert.Equal(t, &balance.Decision{Allowed: true, Scope: "ws", Caller: root, Outcome: core.OutcomeExempt}, d)
+		assert.Equal(t, &balance.Decision{Allowed: true, Outcome: core.OutcomeExempt}, d)
 	}
 	d := g.Charge(context.Background(), root, 0)
 	assert.Zero(t, d.Balance, "an exempt caller is never charged")
@@ -322,7 +327,7 @@ func TestFailsOpen(t *testing.T) {
 	require.NoError(t, err)
 	d := g.Charge(context.Background(), anonCaller("192.0.2.1"), 3000)
 	assert.True(t, d.Allowed)
-	assert.False(t, d.Checked)
+	assert.Zero(t, d.Balance, "not charged")
 	assert.Equal(t, core.OutcomeFailedOpen, d.Outcome)
 	assert.ErrorIs(t, d.StoreErr, errDown)
 	assert.Zero(t, d.RetryAfter())
@@ -359,7 +364,7 @@ func TestFailClosed(t *testing.T) {
 		h := http.Header{}
 		d := decide(rpc, anonCaller("192.0.2.1"), 20, h)
 		assert.False(t, d.Allowed, tc.name)
-		assert.False(t, d.Checked)
+		assert.Zero(t, d.Balance, "not charged")
 		assert.Equal(t, core.OutcomeFailedClosed, d.Outcome)
 		assert.Equal(t, tc.want, d.RetryAfter())
 		assert.Equal(t, http.Header{"Retry-After": {strings.TrimSuffix(tc.want.String(), "s")}}, h)
@@ -385,7 +390,7 @@ func TestObserved(t *testing.T) {
 	observe := func(_ context.Context, e core.Event) {
 		got = append(got, seen{e.Scope, e.Caller.String(), e.Outcome, e.Cost, e.Decision != nil})
 	}
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
@@ -430,7 +435,7 @@ func TestHeaderModes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			policy := balance.DefaultPolicy()
+			policy := balance.DefaultConfig().Policy
 			policy.Warn, policy.WarnCost, policy.Drop = 10, 0, 1000
 			g := newGuard(t, core.Config{Headers: tc.mode}, balance.Config{Scope: "rpc", Policy: policy})
 			h := http.Header{}
@@ -511,13 +516,17 @@ func TestDecisionSize(t *testing.T) {
 // threshold) and the caller's next requests are refused.
 func TestHugeCost(t *testing.T) {
 	t.Parallel()
-	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws"})
+	var cost int64
+	g := newGuard(t, core.Config{
+		Logger:  slog.New(slog.DiscardHandler),
+		Observe: func(_ context.Context, e core.Event) { cost = e.Cost },
+	}, balance.Config{Scope: "ws"})
 	ctx := context.Background()
 	who := anonCaller("192.0.2.1")
 	g.Charge(ctx, who, 3000)
 	d := g.Charge(ctx, who, math.MaxInt64)
 	assert.True(t, d.Allowed)
-	assert.Equal(t, int64(math.MaxInt64), d.Cost)
+	assert.Equal(t, int64(math.MaxInt64), cost)
 	assert.Equal(t, int64(1<<53)/32, d.Balance, "saturated, not negative")
 	for _, cost := range []int64{20, 0, math.MaxInt64} {
 		d = g.Charge(ctx, who, cost)
@@ -529,7 +538,7 @@ func TestHugeCost(t *testing.T) {
 // TestDecisionJSON: a balance decision marshals its outcome as text.
 func TestDecisionJSON(t *testing.T) {
 	t.Parallel()
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	g := newGuard(t, core.Config{Logger: slog.New(slog.DiscardHandler)}, balance.Config{Scope: "ws", Policy: policy})
 	ctx := context.Background()

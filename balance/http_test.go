@@ -2,6 +2,7 @@ package balance_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"mime"
@@ -24,7 +25,7 @@ import (
 )
 
 // The JSON-RPC route of these tests: POST /rpc, the user in X-User, the
-// cost in X-Cost (the scope's reference cost without it), an API key in
+// cost in X-Cost (balance.CostReference without it), an API key in
 // X-Api-Key, skipped with X-Skip. Its handler is an application's, written
 // as the package's example writes it: the suite the adapters' balance
 // middleware passed, on plain net/http.
@@ -55,8 +56,9 @@ type rpcApp struct {
 	guard *balance.Guard
 	logs  *bytes.Buffer
 
-	mu   sync.Mutex
-	seen []*balance.Decision // nil for a skipped request
+	mu     sync.Mutex
+	seen   []*balance.Decision // nil for a skipped request
+	events []core.Event        // what the limiter's Observe saw
 }
 
 func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
@@ -74,6 +76,11 @@ func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
 		Now:        storetest.NewClock(storetest.Start).Now,
 		Logger:     slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	cfg.Observe = func(_ context.Context, e core.Event) {
+		a.mu.Lock()
+		a.events = append(a.events, e)
+		a.mu.Unlock()
+	}
 	if o.tweak != nil {
 		o.tweak(&cfg)
 	}
@@ -81,7 +88,6 @@ func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
 	require.NoError(t, err)
 	a.guard, err = balance.New(balance.Config{Limiter: lim, Store: store, Scope: "rpc", FailMode: o.failMode})
 	require.NoError(t, err)
-	reference := a.guard.Config().Costs.Reference
 	a.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Skip") != "" {
 			a.record(nil)
@@ -97,7 +103,7 @@ func newRPCApp(t *testing.T, o rpcOptions) *rpcApp {
 		if o.exempt != nil && o.exempt(caller) {
 			d = a.guard.Exempt(r.Context(), caller)
 		} else {
-			cost := reference
+			cost := balance.CostReference
 			if c := r.Header.Get(costHeader); c != "" {
 				cost, _ = strconv.ParseInt(c, 10, 64)
 			}
@@ -127,6 +133,15 @@ func (a *rpcApp) last() *balance.Decision {
 	defer a.mu.Unlock()
 	require.NotEmpty(a.t, a.seen, "the handler never ran")
 	return a.seen[len(a.seen)-1]
+}
+
+// lastEvent returns the event of the last decision.
+func (a *rpcApp) lastEvent() core.Event {
+	a.t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.NotEmpty(a.t, a.events, "nothing was observed")
+	return a.events[len(a.events)-1]
 }
 
 func (a *rpcApp) served() int {
@@ -223,10 +238,12 @@ func testRPCDefaultCost(t *testing.T) {
 		require.Equal(t, http.StatusOK, a.post("", -1).Code)
 	}
 	d := a.last()
-	assert.Equal(t, int64(20), d.Cost)
 	assert.Equal(t, int64(8*20/32), d.Balance)
-	assert.Equal(t, "192.0.2.1", d.Caller.String())
-	assert.True(t, d.Checked)
+	assert.Equal(t, core.OutcomeAllowed, d.Outcome)
+	e := a.lastEvent()
+	assert.Equal(t, int64(20), e.Cost)
+	assert.Equal(t, "192.0.2.1", e.Caller.String())
+	assert.Equal(t, "rpc", e.Scope)
 }
 
 func testRPCExempt(t *testing.T) {
@@ -236,20 +253,21 @@ func testRPCExempt(t *testing.T) {
 		require.Equal(t, http.StatusOK, w.Code)
 		assert.Empty(t, w.Header().Get("Ratescope-Warning"))
 		d := a.last()
-		assert.False(t, d.Checked)
+		assert.Equal(t, core.OutcomeExempt, d.Outcome)
+		assert.Zero(t, d.Balance)
 		assert.False(t, d.Load)
 	}
 	assert.Empty(t, a.logs.String())
 	a.post("alice", 3000)
-	assert.True(t, a.last().Checked)
+	assert.Equal(t, core.OutcomeAllowed, a.last().Outcome)
 }
 
 func testRPCKeyAndSkipper(t *testing.T) {
 	a := newRPCApp(t, rpcOptions{})
 	require.Equal(t, http.StatusOK, a.postWith("alice", -1, http.Header{"X-Api-Key": {"k1"}}).Code)
-	assert.Equal(t, core.KeyCaller("k1"), a.last().Caller, "a key wins over the user, as for windows")
+	assert.Equal(t, core.KeyCaller("k1"), a.lastEvent().Caller, "a key wins over the user, as for windows")
 	require.Equal(t, http.StatusOK, a.post("alice", -1).Code)
-	assert.Equal(t, core.UserCaller("alice"), a.last().Caller)
+	assert.Equal(t, core.UserCaller("alice"), a.lastEvent().Caller)
 
 	w := a.postWith("alice", -1, http.Header{"X-Skip": {"1"}})
 	assert.Nil(t, a.last(), "a skipped request has no decision")
@@ -263,7 +281,8 @@ func testRPCFailOpen(t *testing.T) {
 		require.Equal(t, http.StatusOK, a.post("alice", 3000).Code)
 		d := a.last()
 		assert.True(t, d.Allowed)
-		assert.False(t, d.Checked)
+		assert.Equal(t, core.OutcomeFailedOpen, d.Outcome)
+		assert.Zero(t, d.Balance)
 		assert.ErrorIs(t, d.StoreErr, errDown)
 	}
 }

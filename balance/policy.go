@@ -12,16 +12,18 @@ import (
 // A Policy is the figures of a balance limit: how the balance decays and
 // where the caller is warned and dropped.
 //
-// The zero Policy is [DefaultPolicy], rippled's figures. Any other policy
-// must set Window, Warn and Drop, or [New] fails, so that a threshold left
-// out is never silently zero: start from DefaultPolicy and change the
-// figures you need. A WarnCost or DropCost of 0 takes the default scaled
-// with its threshold (2/5 of Warn and 1/5 of Drop: rippled's 2000 and 3000
-// at 5000 and 15000), so that lowering the thresholds of DefaultPolicy
-// lowers the costs with them; WarnEvery is taken as written. A Warn above
-// Drop is an error of New, which would drop callers that were never
-// warned, and so is a DropCost that keeps out for ever a caller who
-// retries once a second (see DropCost).
+// The zero Policy is rippled's figures, those of the Policy of
+// [DefaultConfig]: a 32s window, a warning at 5000 at most once a second,
+// a drop at 15000. Any other policy must set Window, Warn and Drop, or [New]
+// fails, so that a threshold left out is never silently zero: start from
+// DefaultConfig().Policy and change the figures you need. A WarnCost or
+// DropCost of 0 takes the default scaled with its threshold (2/5 of Warn
+// and 1/5 of Drop: rippled's 2000 and 3000 at 5000 and 15000), so that
+// lowering the thresholds of the default policy lowers the costs with
+// them; WarnEvery is taken as written. A Warn above Drop is an error of
+// New, which would drop callers that were never warned, and so is a
+// DropCost that keeps out for ever a caller who retries once a second (see
+// DropCost).
 //
 // Each caller has a sum of request costs that loses ceil(sum/W) per whole
 // second, W being Window in seconds; its balance is sum/W, so that a steady
@@ -36,7 +38,8 @@ import (
 // ADR 0002.
 type Policy struct {
 	// Window is the decay window, a whole number of seconds from 1s up to
-	// [MaxWindow]. Default (zero policy): 32s.
+	// an hour: the stores step a balance once per elapsed second, so the
+	// window bounds the work of one decision. Default (zero policy): 32s.
 	Window time.Duration
 	// Warn is the warning threshold, from 1 up to Drop. Default (zero
 	// policy): 5000.
@@ -61,45 +64,38 @@ type Policy struct {
 	DropCost int64
 }
 
-// MaxWindow is the longest decay window: the stores step a balance once
+// maxWindow is the longest decay window: the stores step a balance once
 // per elapsed second, up to 4*Window steps, so the window bounds the work
 // of one decision.
-const MaxWindow = time.Hour
+const maxWindow = time.Hour
 
-// DefaultPolicy returns rippled's figures: a 32 s window, a warning at
-// 5000 at most once a second, a drop at 15000, with WarnCost and DropCost
-// left 0, which scales them with the thresholds (2000 and 3000 here).
-func DefaultPolicy() Policy {
+// defaultPolicy returns rippled's figures, with WarnCost and DropCost left
+// 0, which scales them with the thresholds (2000 and 3000 here).
+func defaultPolicy() Policy {
 	return Policy{Window: 32 * time.Second, Warn: 5000, WarnEvery: time.Second, Drop: 15000}
 }
 
-// Costs are the costs of the classes of request of a balance scope, as the
-// XRP Ledger server (rippled) weighs them by how much work they take. A
-// route or message picks one (or any other number) as its cost.
-type Costs struct {
-	// Reference is the cost of an ordinary request. Default: 20.
-	Reference int64
-	// Malformed is the cost of a request the server cannot understand (an
-	// unknown command). Default: 100.
-	Malformed int64
-	// Medium is the cost of a request of some weight (a ledger, an account's
-	// transactions). Default: 400.
-	Medium int64
-	// Heavy is the cost of an expensive request (a path search). Default:
-	// 3000.
-	Heavy int64
-}
-
-// DefaultCosts returns rippled's costs: 20, 100, 400 and 3000.
-func DefaultCosts() Costs {
-	return Costs{Reference: 20, Malformed: 100, Medium: 400, Heavy: 3000}
-}
+// The costs of the classes of request of the XRP Ledger server (rippled),
+// weighed by how much work they take. A route or message picks one (or any
+// other number) as its cost, to pass to [Guard.Charge].
+const (
+	// CostReference is the cost of an ordinary request.
+	CostReference int64 = 20
+	// CostMalformed is the cost of a request the server cannot understand
+	// (an unknown command).
+	CostMalformed int64 = 100
+	// CostMedium is the cost of a request of some weight (a ledger, an
+	// account's transactions).
+	CostMedium int64 = 400
+	// CostHeavy is the cost of an expensive request (a path search).
+	CostHeavy int64 = 3000
+)
 
 // withDefaults returns rippled's policy for the zero policy, and p
 // otherwise, a zero WarnCost or DropCost scaled with its threshold.
 func (p Policy) withDefaults() Policy {
 	if p == (Policy{}) {
-		p = DefaultPolicy()
+		p = defaultPolicy()
 	}
 	if p.WarnCost == 0 {
 		p.WarnCost = p.Warn * 2 / 5
@@ -108,18 +104,6 @@ func (p Policy) withDefaults() Policy {
 		p.DropCost = p.Drop / 5
 	}
 	return p
-}
-
-func (c Costs) withDefaults() Costs {
-	d := DefaultCosts()
-	for _, f := range []struct{ v, d *int64 }{
-		{&c.Reference, &d.Reference}, {&c.Malformed, &d.Malformed}, {&c.Medium, &d.Medium}, {&c.Heavy, &d.Heavy},
-	} {
-		if *f.v == 0 {
-			*f.v = *f.d
-		}
-	}
-	return c
 }
 
 // validate reports every problem with p, after defaults.
@@ -135,10 +119,10 @@ func (p Policy) validate() error {
 				unset = append(unset, f.name)
 			}
 		}
-		errs = append(errs, fmt.Errorf("Policy leaves %s zero: a policy with any figure set must set the window and both thresholds; start from balance.DefaultPolicy() and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
+		errs = append(errs, fmt.Errorf("Policy leaves %s zero: a policy with any figure set must set the window and both thresholds; start from balance.DefaultConfig().Policy and change the figures you need, or leave the whole policy zero for rippled's", strings.Join(unset, ", ")))
 	}
-	if p.Window != 0 && p.Window < time.Second || p.Window > MaxWindow || p.Window%time.Second != 0 {
-		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, MaxWindow))
+	if p.Window != 0 && p.Window < time.Second || p.Window > maxWindow || p.Window%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("Window %s: want a whole number of seconds from 1s to %s", p.Window, maxWindow))
 	}
 	if p.WarnEvery < 0 {
 		errs = append(errs, fmt.Errorf("WarnEvery %s: must not be negative", p.WarnEvery))
@@ -158,20 +142,6 @@ func (p Policy) validate() error {
 	}
 	if w := int64(p.Window / time.Second); w > 1 && p.Drop > 0 && p.DropCost > 0 && p.DropCost*(w-1) >= p.Drop*w {
 		errs = append(errs, fmt.Errorf("DropCost %d at Drop %d: a caller refused once a second would be kept out for ever (a second's decay at the threshold takes about %d); want DropCost*(Window-1) below Drop*Window, at most %d, or 0 for Drop/5", p.DropCost, p.Drop, p.Drop, (p.Drop*w-1)/(w-1)))
-	}
-	return errors.Join(errs...)
-}
-
-// validate reports every cost out of range.
-func (c Costs) validate() error {
-	var errs []error
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"Reference", c.Reference}, {"Malformed", c.Malformed}, {"Medium", c.Medium}, {"Heavy", c.Heavy}} {
-		if f.v < 0 || f.v > core.MaxLimit {
-			errs = append(errs, fmt.Errorf("Costs.%s: cost %d: want 0 to %d", f.name, f.v, int64(core.MaxLimit)))
-		}
 	}
 	return errors.Join(errs...)
 }

@@ -2,21 +2,21 @@
 // that no request would reveal until the limits fail to protect the API.
 //
 // A check returns [Message] values, each with an id (ratescope.W601), a
-// level, a text and a hint. Call [Log] once at startup; it logs each
-// message with a short text and the id, level and hint as attributes:
+// level, a text and a hint. [Run] runs the checks of a configuration and
+// its store, and [Log] logs messages, each with a short text and the id
+// and hint as attributes; at startup:
 //
-//	lim, err := core.New(cfg)
-//	...
-//	checks.Log(ctx, slog.Default(), lim)
+//	checks.Log(ctx, slog.Default(), checks.Run(ctx, lim.Config()))
 //
-// To silence ids, or to fail on warnings in tests and CI, use [Options]:
+// To silence ids, or to fail on warnings in tests and CI, filter the
+// messages with [Options]:
 //
-//	msgs, err := checks.Options{Silence: []string{checks.IDStoreNotShared}, Strict: true}.Run(ctx, lim)
+//	msgs, err := checks.Options{Silence: []string{"ratescope.W602"}, Strict: true}.Filter(checks.Run(ctx, lim.Config()))
 //
 // # The checks
 //
 // Errors, the problems [core.New] rejects; its error text starts with the
-// id (see [core.ConfigError]) and [RunConfig] reports each as a Message:
+// id (see [core.ConfigError]), and [Run] reports each as a Message:
 //
 //   - ratescope.E001: an invalid rate, or a rate key that names no known
 //     scope and kind.
@@ -26,7 +26,7 @@
 //   - ratescope.E004: an invalid or duplicate scope name.
 //   - ratescope.E005: an invalid network in TrustedProxies.
 //
-// Warnings, from [Run]:
+// Warnings:
 //
 //   - ratescope.W601: neither the number of proxies (Config.NumProxies)
 //     nor the trusted proxies (Config.TrustedProxies) is set.
@@ -38,8 +38,8 @@
 //     escape their counts: a Redis that evicts counts or refuses writes
 //     when full, a client that ignores context deadlines, a cluster that
 //     stops when one master fails (package redisstore, Store.CheckStore).
-//   - ratescope.W610: shadow mode is on, for the limiter or some scopes:
-//     nobody over a limit is refused.
+//   - ratescope.W610: shadow mode is on for some scopes: nobody over their
+//     limits is refused.
 //   - ratescope.W611: TrustedProxies is set but NumProxies is 0, so no
 //     X-Forwarded-For is read and the networks are unused.
 //   - ratescope.W613: an exempt network (Config.ExemptNetworks) overlaps
@@ -50,9 +50,14 @@
 //     counts; from [ClientIP], which ginlimit.CheckClientIP and
 //     echolimit.CheckClientIP call.
 //
+// Each id keeps its meaning between releases, so it can be searched for in
+// logs and silenced.
+//
 // A store takes part in W602 and W603 by having the methods Shared() bool
 // and Ping(context.Context) error, and reports problems of its own by
-// having the method CheckStore(context.Context) []core.StoreProblem.
+// having the method CheckStore(context.Context) []Message: the messages of
+// its own deployment, nil when nothing is wrong, leaving out what it cannot
+// find out, and returned by the time the context ends. [Run] calls it once.
 package checks
 
 import (
@@ -112,18 +117,17 @@ func (m Message) String() string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-// Ids of the warnings of this package. The E ids, of the errors, are
-// those of [core.ConfigError] (ratescope.E001 to E005); those of a store's own warnings are its package's
-// (redisstore.IDEvictsCounts and the like). Each id keeps its meaning
-// between releases.
+// The ids of the warnings of this package. The E ids, of the errors, are
+// those of [core.ConfigError] (ratescope.E001 to E005); those of a store's
+// own warnings are its package's (W604 to W607 for redisstore).
 const (
-	IDProxiesUnset     = "ratescope.W601"
-	IDStoreNotShared   = "ratescope.W602"
-	IDStoreUnreachable = "ratescope.W603"
-	IDShadowMode       = "ratescope.W610"
-	IDProxiesUnused    = "ratescope.W611"
-	IDClientIPDiffers  = "ratescope.W612"
-	IDExemptProxies    = "ratescope.W613"
+	idProxiesUnset     = "ratescope.W601"
+	idStoreNotShared   = "ratescope.W602"
+	idStoreUnreachable = "ratescope.W603"
+	idShadowMode       = "ratescope.W610"
+	idProxiesUnused    = "ratescope.W611"
+	idClientIPDiffers  = "ratescope.W612"
+	idExemptProxies    = "ratescope.W613"
 )
 
 // configHints are the hints of the E ids.
@@ -141,30 +145,6 @@ const hintProxies = "Set NumProxies to the number of reverse proxies or load bal
 	"Too low (or ignoring the header behind a proxy), and every caller is counted as the proxy, so one busy caller uses up everyone's allowance. " +
 	"Until it is set, the peer address is used. Set 0 if the application faces the callers directly."
 
-// RunConfig checks a configuration before a Limiter is built: it returns
-// an error message for each problem [core.Config.Validate] finds, under the
-// problem's E id (E001 for an invalid rate or rate key, and so on), and the
-// messages of [Run] that need no limiter.
-func RunConfig(cfg core.Config) []Message {
-	var msgs []Message
-	if err := cfg.Validate(); err != nil {
-		for _, e := range splitJoined(err) {
-			id, text := "ratescope.E001", e.Error()
-			var ce *core.ConfigError
-			if errors.As(e, &ce) {
-				id, text = ce.ID, ce.Err.Error()
-			}
-			msgs = append(msgs, Message{
-				ID:    id,
-				Level: Error,
-				Text:  "invalid rate limit configuration: " + text + ".",
-				Hint:  configHints[id],
-			})
-		}
-	}
-	return append(msgs, configMessages(cfg)...)
-}
-
 // configMessages returns the warnings that the configuration alone shows.
 func configMessages(cfg core.Config) []Message {
 	var msgs []Message
@@ -173,7 +153,7 @@ func configMessages(cfg core.Config) []Message {
 	}
 	if len(cfg.TrustedProxies) > 0 && cfg.NumProxies != nil && *cfg.NumProxies == 0 {
 		msgs = append(msgs, Message{
-			ID:    IDProxiesUnused,
+			ID:    idProxiesUnused,
 			Level: Warning,
 			Text:  fmt.Sprintf("TrustedProxies is set (%s) but NumProxies is 0, so X-Forwarded-For is never read and the networks are unused.", cfg.TrustedProxies),
 			Hint:  "Behind proxies, leave NumProxies unset (the networks alone say which entries to skip) or set it to the number of proxies; facing the callers directly, remove TrustedProxies.",
@@ -194,7 +174,7 @@ func configMessages(cfg core.Config) []Message {
 			what = "scopes " + strings.Join(shadow, ", ") + " are"
 		}
 		msgs = append(msgs, Message{
-			ID:    IDShadowMode,
+			ID:    idShadowMode,
 			Level: Warning,
 			Text:  what + " in shadow mode: callers over a limit are counted and logged but served.",
 			Hint:  "Fine while rolling a limit out: watch the shadow outcomes, then set the scope's Shadow false to enforce it.",
@@ -218,7 +198,7 @@ func exemptProxies(cfg core.Config) (Message, bool) {
 		return Message{}, false
 	}
 	return Message{
-		ID:    IDExemptProxies,
+		ID:    idExemptProxies,
 		Level: Warning,
 		Text:  "exempt networks overlap trusted proxy networks (" + strings.Join(overlaps, "; ") + "): a proxy's address is exempt.",
 		Hint: "ratescope never exempts a caller whose address could not be read through the proxies as configured (it falls back to a proxy's address), " +
@@ -227,7 +207,7 @@ func exemptProxies(cfg core.Config) (Message, bool) {
 }
 
 func proxiesUnset() Message {
-	return Message{ID: IDProxiesUnset, Level: Warning, Text: "the number of proxies is not set.", Hint: hintProxies}
+	return Message{ID: idProxiesUnset, Level: Warning, Text: "the number of proxies is not set.", Hint: hintProxies}
 }
 
 func splitJoined(err error) []error {
@@ -241,21 +221,30 @@ func splitJoined(err error) []error {
 	return []error{err}
 }
 
-// Run checks a built Limiter: W601 if neither the number of proxies nor
-// the trusted proxies is set, W602 if its store is not shared between
-// processes, W603 if its store cannot be reached within two seconds (or
+// Run checks cfg, the configuration of a Limiter, and its store, and
+// returns what it finds: W601 if neither the number of proxies nor the
+// trusted proxies is set, W602 if the store is not shared between
+// processes, W603 if the store cannot be reached within two seconds (or
 // before ctx ends, or the store's own bound: the Redis store's Ping), W610
-// for shadow mode, W611 for trusted proxies that are unused, and the
-// warnings of a store that checks itself ([core.StoreProblem]): W604 to
-// W607 for the Redis store. A store that cannot be reached is asked for its
-// warnings with a context that has ended, so that Run does not wait for it
-// twice.
-func Run(ctx context.Context, lim *core.Limiter) []Message {
-	cfg := lim.Config()
+// for scopes in shadow mode, W611 for trusted proxies that are unused,
+// W613 for exempt networks that hold proxies, and the warnings of a store
+// that checks itself: W604 to W607 for the Redis store. A store that cannot
+// be reached is asked for its warnings with a context that has ended, so
+// that Run does not wait for it twice.
+//
+// Pass lim.Config() at startup, or a configuration before [core.New] is
+// called: for a configuration core.New rejects, Run returns an error for
+// each problem under its E id (E001 for an invalid rate or rate key, and
+// so on) and the warnings of the configuration alone, without asking the
+// store.
+func Run(ctx context.Context, cfg core.Config) []Message {
+	if err := cfg.Validate(); err != nil {
+		return append(configErrors(err), configMessages(cfg)...)
+	}
 	msgs := configMessages(cfg)
 	if s, ok := cfg.Store.(interface{ Shared() bool }); ok && !s.Shared() {
 		msgs = append(msgs, Message{
-			ID:    IDStoreNotShared,
+			ID:    idStoreNotShared,
 			Level: Warning,
 			Text:  fmt.Sprintf("counts are kept in this process's memory (%T), not shared between processes.", cfg.Store),
 			Hint:  "Fine for development or a single process. With several processes each caller gets its limits once per process: use the Redis store.",
@@ -267,7 +256,7 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 		cancel()
 		if err != nil {
 			msgs = append(msgs, Message{
-				ID:    IDStoreUnreachable,
+				ID:    idStoreUnreachable,
 				Level: Warning,
 				Text:  "the rate limit store cannot be reached: " + err.Error() + ".",
 				Hint:  "Until it can, requests are allowed and not counted (fail open). Check the store's address and that it is running.",
@@ -282,10 +271,23 @@ func Run(ctx context.Context, lim *core.Limiter) []Message {
 	return append(msgs, storeWarnings(ctx, cfg.Store)...)
 }
 
-// Log is Options{}.Log without the error: it runs [Run] and logs each
-// message, and returns the messages.
-func Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) []Message {
-	msgs, _ := Options{}.Log(ctx, logger, lim)
+// configErrors returns an error message for each problem of err, the
+// error of core.Config.Validate, under its E id.
+func configErrors(err error) []Message {
+	var msgs []Message
+	for _, e := range splitJoined(err) {
+		id, text := "ratescope.E001", e.Error()
+		var ce *core.ConfigError
+		if errors.As(e, &ce) {
+			id, text = ce.ID, ce.Err.Error()
+		}
+		msgs = append(msgs, Message{
+			ID:    id,
+			Level: Error,
+			Text:  "invalid rate limit configuration: " + text + ".",
+			Hint:  configHints[id],
+		})
+	}
 	return msgs
 }
 
@@ -321,26 +323,12 @@ func (o Options) Filter(msgs []Message) ([]Message, error) {
 	return kept, nil
 }
 
-// Run runs the checks of [Run] on lim and filters the messages with
-// [Options.Filter].
-func (o Options) Run(ctx context.Context, lim *core.Limiter) ([]Message, error) {
-	return o.Filter(Run(ctx, lim))
-}
-
-// Log is [Options.Run], then logs each message it keeps to logger:
-// warnings at level Warn, errors at level Error, with the text as message
-// and the attributes "id" and "hint". The record's own level says whether
-// it is a warning or an error: no attribute repeats it, since one named
-// "level" would collide with slog's key in JSON and text logs.
-func (o Options) Log(ctx context.Context, logger *slog.Logger, lim *core.Limiter) ([]Message, error) {
-	msgs, err := o.Run(ctx, lim)
-	LogMessages(ctx, logger, msgs)
-	return msgs, err
-}
-
-// LogMessages logs msgs as [Options.Log] does: for the messages of
-// [RunConfig] or [ClientIP].
-func LogMessages(ctx context.Context, logger *slog.Logger, msgs []Message) {
+// Log logs msgs to logger: warnings at level Warn, errors at level Error,
+// with "ratescope: " and the text as message and the attributes "id" and
+// "hint". The record's own level says whether it is a warning or an error:
+// no attribute repeats it, since one named "level" would collide with
+// slog's key in JSON and text logs.
+func Log(ctx context.Context, logger *slog.Logger, msgs []Message) {
 	for _, m := range msgs {
 		level := slog.LevelWarn
 		if m.Level == Error {
@@ -379,7 +367,9 @@ var probes = []probe{
 // through a proxy, plus an address of each of lim's trusted networks. The
 // framework names it in the message. Code that uses the framework's
 // address (logs, other limits) then sees another caller than ratescope
-// does. ginlimit.CheckClientIP and echolimit.CheckClientIP call it.
+// does. ginlimit.CheckClientIP, echolimit.CheckClientIP and
+// echo5limit.CheckClientIP call it; an adapter for another framework calls
+// it with that framework's function. Log the result with [Log].
 func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request) string) []Message {
 	ps := slices.Clone(probes)
 	for _, n := range lim.Config().TrustedProxies {
@@ -399,7 +389,7 @@ func ClientIP(lim *core.Limiter, framework string, clientIP func(r *http.Request
 		ours := counted.Addr().String()
 		if a, err := netip.ParseAddr(theirs); err != nil || !counted.Contains(a.Unmap()) {
 			return []Message{{
-				ID:    IDClientIPDiffers,
+				ID:    idClientIPDiffers,
 				Level: Warning,
 				Text: fmt.Sprintf("%s's client address differs from ratescope's: for a request from %s with X-Forwarded-For %q, %s says %s and ratescope counts %s.",
 					framework, p.Peer, p.ForwardedFor, framework, theirs, ours),

@@ -48,7 +48,7 @@ func newLimiter(t *testing.T, cfg core.Config) *core.Limiter {
 
 func TestProxiesUnset(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{}).Config())
 	require.Contains(t, ids(msgs), "ratescope.W601")
 	w := msgs[0]
 	assert.Equal(t, checks.Warning, w.Level)
@@ -65,14 +65,14 @@ func TestProxiesUnset(t *testing.T) {
 func TestProxiesSet(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{0, 1, 3} {
-		msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(n)}))
+		msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(n)}).Config())
 		assert.NotContains(t, ids(msgs), "ratescope.W601", "NumProxies %d", n)
 	}
 }
 
 func TestMemoryStoreIsNotShared(t *testing.T) {
 	t.Parallel()
-	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0)}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0)}).Config())
 	assert.Equal(t, []string{"ratescope.W602"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "*memstore.Store")
 }
@@ -94,10 +94,10 @@ func (s pingStore) Ping(context.Context) error { return s.err }
 func TestStoreUnreachable(t *testing.T) {
 	t.Parallel()
 	up := newLimiter(t, core.Config{NumProxies: new(0), Store: pingStore{}})
-	assert.Empty(t, checks.Run(context.Background(), up), "a shared, reachable store raises nothing")
+	assert.Empty(t, checks.Run(context.Background(), up.Config()), "a shared, reachable store raises nothing")
 
 	down := newLimiter(t, core.Config{NumProxies: new(0), Store: pingStore{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")}})
-	msgs := checks.Run(context.Background(), down)
+	msgs := checks.Run(context.Background(), down.Config())
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs))
 	assert.Contains(t, msgs[0].Text, "connection refused")
 	assert.Contains(t, msgs[0].Hint, "fail open")
@@ -105,7 +105,7 @@ func TestStoreUnreachable(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	msgs := checks.RunConfig(core.Config{
+	msgs := checks.Run(context.Background(), core.Config{
 		Store: memstore.New(memstore.Config{SweepInterval: -1}),
 		Rates: map[string]string{"api.anon": "10/mn", "apii.user": "1/min"},
 	})
@@ -117,15 +117,18 @@ func TestConfigErrors(t *testing.T) {
 	for _, m := range msgs {
 		assert.NotContains(t, m.String(), "\n")
 	}
-	assert.Empty(t, checks.RunConfig(core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: new(0)}))
+	valid := checks.Run(context.Background(), core.Config{Store: memstore.New(memstore.Config{SweepInterval: -1}), NumProxies: new(0)})
+	assert.Equal(t, []string{"ratescope.W602"}, ids(valid), "a valid configuration: no error, and its store is checked")
 }
 
 func TestLog(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	msgs := checks.Log(context.Background(), logger, newLimiter(t, core.Config{}))
+	ctx := context.Background()
+	msgs := checks.Run(ctx, newLimiter(t, core.Config{}).Config())
 	require.Len(t, msgs, 2)
+	checks.Log(ctx, logger, msgs)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2, "one line per message")
 	assert.Contains(t, lines[0], "level=WARN")
@@ -135,13 +138,13 @@ func TestLog(t *testing.T) {
 	assert.Contains(t, lines[1], "id=ratescope.W602")
 }
 
-// TestLogMessagesOneLevel logs a warning and an error as JSON: each record
-// has one "level", slog's. Before issue 18 an attribute of that name wrote
-// it twice ("level":"WARN",...,"level":"WARNING").
-func TestLogMessagesOneLevel(t *testing.T) {
+// TestLogOneLevel logs a warning and an error as JSON: each record has one
+// "level", slog's; an attribute of that name would write it twice
+// ("level":"WARN",...,"level":"WARNING").
+func TestLogOneLevel(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	checks.LogMessages(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), []checks.Message{
+	checks.Log(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), []checks.Message{
 		{ID: "ratescope.W601", Level: checks.Warning, Text: "a warning.", Hint: "Fix it."},
 		{ID: "ratescope.E001", Level: checks.Error, Text: "an error.", Hint: "Fix it too."},
 	})
@@ -159,31 +162,32 @@ func TestLogMessagesOneLevel(t *testing.T) {
 func TestOptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	lim := newLimiter(t, core.Config{})
+	msgs := checks.Run(ctx, newLimiter(t, core.Config{}).Config())
 
-	msgs, err := checks.Options{}.Run(ctx, lim)
+	kept, err := checks.Options{}.Filter(msgs)
 	require.NoError(t, err, "warnings do not fail by default")
-	assert.Equal(t, []string{"ratescope.W601", "ratescope.W602"}, ids(msgs))
+	assert.Equal(t, []string{"ratescope.W601", "ratescope.W602"}, ids(kept))
 
-	msgs, err = checks.Options{Silence: []string{checks.IDStoreNotShared}}.Run(ctx, lim)
+	kept, err = checks.Options{Silence: []string{"ratescope.W602"}}.Filter(msgs)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ratescope.W601"}, ids(msgs), "a silenced id is not reported")
+	assert.Equal(t, []string{"ratescope.W601"}, ids(kept), "a silenced id is not reported")
 
-	_, err = checks.Options{Strict: true}.Run(ctx, lim)
+	_, err = checks.Options{Strict: true}.Filter(msgs)
 	require.Error(t, err, "strict: a warning fails")
 	assert.Contains(t, err.Error(), "ratescope.W601")
 	assert.Contains(t, err.Error(), "ratescope.W602")
 
-	_, err = checks.Options{Strict: true, Silence: []string{checks.IDProxiesUnset, checks.IDStoreNotShared}}.Run(ctx, lim)
+	_, err = checks.Options{Strict: true, Silence: []string{"ratescope.W601", "ratescope.W602"}}.Filter(msgs)
 	assert.NoError(t, err, "silenced ids do not fail")
 
 	var buf bytes.Buffer
-	_, err = checks.Options{Silence: []string{checks.IDProxiesUnset}}.Log(ctx, slog.New(slog.NewTextHandler(&buf, nil)), lim)
+	kept, err = checks.Options{Silence: []string{"ratescope.W601"}}.Filter(msgs)
 	require.NoError(t, err)
+	checks.Log(ctx, slog.New(slog.NewTextHandler(&buf, nil)), kept)
 	assert.NotContains(t, buf.String(), "W601")
 	assert.Contains(t, buf.String(), "W602")
 
-	bad := checks.RunConfig(core.Config{Rates: map[string]string{"api.anon": "1/x"}})
+	bad := checks.Run(ctx, core.Config{Rates: map[string]string{"api.anon": "1/x"}})
 	_, err = checks.Options{}.Filter(bad)
 	assert.ErrorContains(t, err, "ratescope.E001", "errors fail without Strict")
 }
@@ -194,7 +198,7 @@ func TestConfigErrorIDs(t *testing.T) {
 		IPv6Bits: 200, Scopes: []core.Scope{{Name: "Nope", Shadow: true}}, NumProxies: new(0),
 		ExemptNetworks: core.Networks{netip.Prefix{}},
 	}
-	msgs := checks.RunConfig(cfg)
+	msgs := checks.Run(context.Background(), cfg)
 	assert.Equal(t, []string{"ratescope.E002", "ratescope.E003", "ratescope.E004", "ratescope.E005", "ratescope.W610"}, ids(msgs))
 	for _, m := range msgs[:4] {
 		assert.Equal(t, checks.Error, m.Level)
@@ -231,7 +235,7 @@ func TestShadowAndTrustedProxies(t *testing.T) {
 			t.Parallel()
 			cfg := tt.cfg
 			cfg.Store = pingStore{}
-			msgs := checks.Run(ctx, newLimiter(t, cfg))
+			msgs := checks.Run(ctx, newLimiter(t, cfg).Config())
 			assert.Equal(t, tt.want, ids(msgs))
 			if tt.text != "" {
 				require.NotEmpty(t, msgs)
@@ -317,7 +321,7 @@ func TestStartupWithRedisDown(t *testing.T) {
 			lim := newLimiter(t, core.Config{NumProxies: new(0), Store: store})
 			start := time.Now()
 			pingErr := store.Ping(context.Background())
-			msgs := checks.Run(context.Background(), lim)
+			msgs := checks.Run(context.Background(), lim.Config())
 			took := time.Since(start)
 			t.Logf("start-up with Redis down (%s): %s", tc.name, took)
 			assert.Error(t, pingErr)
@@ -338,7 +342,7 @@ func TestRedisUnreachableAtStartup(t *testing.T) {
 	defer client.Close()
 	store, err := redisstore.New(redisstore.Config{Client: client})
 	require.NoError(t, err)
-	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0), Store: store}))
+	msgs := checks.Run(context.Background(), newLimiter(t, core.Config{NumProxies: new(0), Store: store}).Config())
 	require.Equal(t, []string{"ratescope.W603"}, ids(msgs), "shared, so no W602; unreachable, so W603")
 	// The client dials again for longer than the store waits for a PING.
 	assert.Contains(t, msgs[0].Text, "redisstore: ping: no answer within 200ms")

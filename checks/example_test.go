@@ -3,6 +3,8 @@ package checks_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 
 	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
@@ -16,7 +18,7 @@ func ExampleRun() {
 	if err != nil {
 		panic(err)
 	}
-	for _, m := range checks.Run(context.Background(), lim) {
+	for _, m := range checks.Run(context.Background(), lim.Config()) {
 		fmt.Println(m.ID, m.Level, m.Text)
 	}
 	// Output:
@@ -24,10 +26,11 @@ func ExampleRun() {
 	// ratescope.W602 WARNING counts are kept in this process's memory (*memstore.Store), not shared between processes.
 }
 
-func ExampleRunConfig() {
+// Before a limiter is built, Run reports what core.New would reject.
+func ExampleRun_beforeNew() {
 	store := memstore.New(memstore.Config{})
 	defer store.Close()
-	msgs := checks.RunConfig(core.Config{
+	msgs := checks.Run(context.Background(), core.Config{
 		Store:      store,
 		Rates:      map[string]string{"api.anon": "60/minuets"},
 		NumProxies: new(0),
@@ -39,6 +42,27 @@ func ExampleRunConfig() {
 	// ratescope.E001 ERROR
 }
 
+// At startup, log what the checks find.
+func ExampleLog() {
+	store := memstore.New(memstore.Config{})
+	defer store.Close()
+	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
+	if err != nil {
+		panic(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "hint" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	checks.Log(context.Background(), logger, checks.Run(context.Background(), lim.Config()))
+	// Output:
+	// level=WARN msg="ratescope: counts are kept in this process's memory (*memstore.Store), not shared between processes." id=ratescope.W602
+}
+
 // In a test or CI, fail on warnings, except those silenced.
 func ExampleOptions() {
 	store := memstore.New(memstore.Config{})
@@ -48,7 +72,7 @@ func ExampleOptions() {
 		panic(err)
 	}
 	ctx := context.Background()
-	msgs, err := checks.Options{Silence: []string{checks.IDStoreNotShared}, Strict: true}.Run(ctx, lim)
+	msgs, err := checks.Options{Silence: []string{"ratescope.W602"}, Strict: true}.Filter(checks.Run(ctx, lim.Config()))
 	for _, m := range msgs {
 		fmt.Println(m.ID)
 	}

@@ -18,7 +18,7 @@ import (
 // proxies by NumProxies or TrustedProxies, counts the callers: W612 until
 // e.IPExtractor trusts the same proxies (echo.ExtractIPFromXFFHeader with
 // echo.TrustIPRange). Call it after configuring e, and log the result with
-// [checks.LogMessages].
+// [checks.Log].
 func CheckClientIP(e *echo.Echo, lim *core.Limiter) []checks.Message {
 	return checks.ClientIP(lim, "Echo v5", func(r *http.Request) string {
 		return e.NewContext(r, &discard.ResponseWriter{}).RealIP()

@@ -25,7 +25,7 @@ import (
 func Example_jsonRPC() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
 	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
@@ -42,7 +42,7 @@ func Example_jsonRPC() {
 	}
 	e := echo.New()
 	e.POST("/rpc", func(c *echo.Context) error {
-		d := ledger.Charge(c.Request().Context(), lim.Caller(c.Request(), core.Caller{}), ledger.Config().Costs.Heavy)
+		d := ledger.Charge(c.Request().Context(), lim.Caller(c.Request(), core.Caller{}), balance.CostHeavy)
 		d.SetHeaders(c.Response().Header())
 		if !d.Allowed {
 			balance.WriteOverloaded(c.Response())

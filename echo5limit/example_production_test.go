@@ -83,7 +83,7 @@ func ExampleCheckClientIP() {
 		echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false),
 		echo.TrustIPRange(&net.IPNet{IP: net.IPv4(10, 0, 0, 0), Mask: net.CIDRMask(8, 32)}),
 	)
-	checks.LogMessages(context.Background(), slog.Default(), echo5limit.CheckClientIP(e, lim))
+	checks.Log(context.Background(), slog.Default(), echo5limit.CheckClientIP(e, lim))
 	fmt.Println(len(echo5limit.CheckClientIP(e, lim)))
 	// Output:
 	// true

@@ -14,7 +14,7 @@ import (
 // client address that e's RealIP finds (as e.IPExtractor says; without
 // one, Echo believes X-Forwarded-For from anybody) differs from the one lim
 // counts. Call it after configuring e, and log the result with
-// [checks.LogMessages].
+// [checks.Log].
 func CheckClientIP(e *echo.Echo, lim *core.Limiter) []checks.Message {
 	return checks.ClientIP(lim, "Echo", func(r *http.Request) string {
 		return e.NewContext(r, &discard.ResponseWriter{}).RealIP()

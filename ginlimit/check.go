@@ -15,7 +15,7 @@ import (
 // TrustedPlatform and RemoteIPHeaders set it) differs from the one lim
 // counts, as it does with Gin's default of trusting every proxy. Call it
 // after configuring the engine, and log the result with
-// [checks.LogMessages].
+// [checks.Log].
 func CheckClientIP(engine *gin.Engine, lim *core.Limiter) []checks.Message {
 	return checks.ClientIP(lim, "Gin", func(r *http.Request) string {
 		// Gin builds a context bound to an engine, whose ClientIP reads the

@@ -93,8 +93,8 @@ func ExampleConfig_shadowScope() {
 	if err != nil {
 		panic(err)
 	}
-	for _, m := range checks.Run(context.Background(), lim) {
-		if m.ID == checks.IDShadowMode {
+	for _, m := range checks.Run(context.Background(), lim.Config()) {
+		if m.ID == "ratescope.W610" {
 			fmt.Println(m.ID, m.Text)
 		}
 	}
@@ -139,7 +139,7 @@ func ExampleCheckClientIP() {
 	if err := r.SetTrustedProxies([]string{"10.0.0.0/8"}); err != nil {
 		panic(err)
 	}
-	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
+	checks.Log(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
 	fmt.Println(len(ginlimit.CheckClientIP(r, lim)))
 	// Output:
 	// true

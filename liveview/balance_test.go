@@ -38,7 +38,7 @@ func TestResetOfABalance(t *testing.T) {
 	s := newSetup(t, liveview.Config{}, nil)
 	store := memstore.New(memstore.Config{SweepInterval: -1})
 	t.Cleanup(func() { _ = store.Close() })
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	ledger, err := balance.New(balance.Config{Limiter: s.lim, Store: store, Scope: "ledger", Policy: policy})
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ func Example() {
 	// rippled's figures with low thresholds (a policy with any figure set
 	// must set its window and thresholds, so start from the default one,
 	// whose warning and drop costs scale with the thresholds).
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	store := memstore.New(memstore.Config{})
 	lim, err := core.New(core.Config{Store: store, NumProxies: new(0)})
@@ -49,7 +49,7 @@ func Example() {
 			if _, err := conn.Read(r.Context()); err != nil {
 				return
 			}
-			d, err := conn.Charge(r.Context(), ledger.Config().Costs.Heavy)
+			d, err := conn.Charge(r.Context(), balance.CostHeavy)
 			if err != nil {
 				return // dropped, and closed with 1008
 			}

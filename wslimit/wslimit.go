@@ -6,8 +6,9 @@
 // adds "warning":"load" to that reply ([balance.Decision.Load]); a caller
 // at or above the drop threshold is disconnected with close code 1008
 // (policy violation) and the reason "threshold exceeded", as rippled does.
-// A message larger than Config.ReadLimit (32 KiB by default) is charged at
-// the scope's largest cost and ends the connection with code 1009.
+// A message larger than Config.ReadLimit (32 KiB by default) is charged as
+// a heavy request ([balance.CostHeavy]) and ends the connection with code
+// 1009.
 //
 // It works on plain net/http, so that Gin and Echo handlers, and any other,
 // use it alike: the handler finds the caller and whether it is exempt as
@@ -22,8 +23,8 @@
 //		err = conn.WriteJSON(ctx, balance.WarnJSON(d.Load, reply))
 //	}
 //
-// Use it for a WebSocket API; for JSON-RPC over HTTP, the middlewares'
-// NewBalance charge the same balance per request. The WebSocket
+// Use it for a WebSocket API; for JSON-RPC over HTTP, a handler charges
+// the same balance per request with [balance.Guard.Charge]. The WebSocket
 // implementation is github.com/coder/websocket, which has no dependencies
 // of its own.
 package wslimit
@@ -55,17 +56,15 @@ const closeReason = "threshold exceeded"
 // caller is dropped and the connection closed. Test for it with errors.Is.
 var ErrDropped = errors.New("wslimit: caller dropped: " + closeReason)
 
-// CloseTryAgainLater is the close code that ends a connection whose message
-// was refused because the store failed in a scope that fails closed
-// (balance.Config.FailMode core.FailClosed): 1013, try again later.
-const CloseTryAgainLater = websocket.StatusTryAgainLater
-
-// closedReason is the reason of the close of CloseTryAgainLater.
+// closedReason is the reason of the close that ends a connection whose
+// message was refused because the store failed in a scope that fails
+// closed, with code 1013, try again later.
 const closedReason = "rate limits unavailable"
 
 // ErrFailedClosed is the error [Conn.Charge] and [Conn.Push] return when
-// the store failed in a scope that fails closed and the connection was
-// closed with [CloseTryAgainLater]. Test for it with errors.Is.
+// the store failed in a scope that fails closed
+// (balance.Config.FailMode core.FailClosed) and the connection was closed
+// with code 1013 (try again later). Test for it with errors.Is.
 var ErrFailedClosed = errors.New("wslimit: store failed, the scope fails closed: " + closedReason)
 
 // Config configures a [Server]. Zero fields take the defaults stated on
@@ -80,16 +79,16 @@ type Config struct {
 	AcceptOptions *websocket.AcceptOptions
 
 	// ReadLimit is the largest message, in bytes, that [Conn.Read]
-	// accepts. A larger one is charged as a message of the scope's largest
-	// cost, and the connection is closed with code 1009
-	// ([CloseMessageTooBig]). Default: 32768 (32 KiB, the WebSocket
-	// library's). Change it here, not on the connection (Conn.WS), whose
-	// own limit Accept sets just above it.
+	// accepts. A larger one is charged as a heavy request
+	// ([balance.CostHeavy]), and the connection is closed with code 1009
+	// (message too big). Default: 32768 (32 KiB, the WebSocket library's).
+	// Change it here, not on the connection (Conn.WS), whose own limit
+	// Accept sets just above it.
 	ReadLimit int64
 }
 
-// DefaultReadLimit is the default of Config.ReadLimit: 32 KiB.
-const DefaultReadLimit = 32768
+// defaultReadLimit is the default of Config.ReadLimit: 32 KiB.
+const defaultReadLimit = 32768
 
 // Validate reports every problem with c, joined: a missing Guard, a
 // ReadLimit below 0.
@@ -104,21 +103,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// CloseMessageTooBig is the close code that ends a connection whose caller
-// sent a message larger than Config.ReadLimit: 1009, message too big.
-const CloseMessageTooBig = websocket.StatusMessageTooBig
-
 // ErrTooBig is the error [Conn.Read] returns when the caller sent a
-// message larger than Config.ReadLimit: the message was charged at the
-// scope's largest cost and the connection closed with
-// [CloseMessageTooBig]. Test for it with errors.Is.
+// message larger than Config.ReadLimit: the message was charged as a heavy
+// request and the connection closed with code 1009 (message too big).
+// Test for it with errors.Is.
 var ErrTooBig = errors.New("wslimit: message too big")
 
 // A Server accepts WebSocket connections whose messages are charged to a
 // balance scope. It is safe for concurrent use. Build it with [New].
 type Server struct {
-	cfg     Config
-	maxCost int64 // the scope's largest cost: that of a message too big
+	cfg Config
 }
 
 // New returns a Server for cfg, or the error of [Config.Validate].
@@ -127,12 +121,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.ReadLimit == 0 {
-		cfg.ReadLimit = DefaultReadLimit
+		cfg.ReadLimit = defaultReadLimit
 	}
 	// Read reads one byte past the limit: keep that byte countable.
 	cfg.ReadLimit = min(cfg.ReadLimit, math.MaxInt64-1)
-	c := cfg.Guard.Config().Costs
-	return &Server{cfg: cfg, maxCost: max(c.Reference, c.Malformed, c.Medium, c.Heavy)}, nil
+	return &Server{cfg: cfg}, nil
 }
 
 // Accept upgrades the request to a WebSocket connection of caller; an
@@ -147,7 +140,7 @@ func (s *Server) Accept(w http.ResponseWriter, r *http.Request, caller core.Call
 	// The library's own limit, just above ours, is never reached: Read
 	// stops one byte past ReadLimit.
 	ws.SetReadLimit(s.cfg.ReadLimit + 1)
-	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt, limit: s.cfg.ReadLimit, maxCost: s.maxCost}, nil
+	return &Conn{ws: ws, balance: s.cfg.Guard, caller: caller, exempt: exempt, limit: s.cfg.ReadLimit}, nil
 }
 
 // A Conn is one caller's WebSocket connection. Read from one goroutine at
@@ -159,14 +152,10 @@ type Conn struct {
 	caller  core.Caller
 	exempt  bool
 	limit   int64
-	maxCost int64
 }
 
-// Caller returns whose balance the connection's messages are charged to.
-func (c *Conn) Caller() core.Caller { return c.caller }
-
-// WS returns the underlying connection, for what Conn does not wrap (ping,
-// subprotocols). Its read limit is Config.ReadLimit's business: a message
+// WS returns the underlying connection, for what Conn does not wrap
+// (closing it, ping, subprotocols). Its read limit is Config.ReadLimit's business: a message
 // above it is charged and refused by [Conn.Read].
 func (c *Conn) WS() *websocket.Conn { return c.ws }
 
@@ -174,9 +163,9 @@ func (c *Conn) WS() *websocket.Conn { return c.ws }
 // not charge it: pick its cost and call [Conn.Charge].
 //
 // A message larger than Config.ReadLimit is not returned: Read charges it
-// as a message of the scope's largest cost (as [Conn.Charge] does, so that
+// as a heavy request, [balance.CostHeavy] (as [Conn.Charge] does, so that
 // a caller cannot send large messages for free), closes the connection
-// with code 1009 ([CloseMessageTooBig]) and returns [ErrTooBig]; or, if
+// with code 1009 (message too big) and returns [ErrTooBig]; or, if
 // the charge finds the caller dropped, closes it with 1008 and returns
 // [ErrDropped].
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
@@ -191,31 +180,31 @@ func (c *Conn) Read(ctx context.Context) ([]byte, error) {
 	if int64(len(msg)) <= c.limit {
 		return msg, nil
 	}
-	if _, err := c.Charge(ctx, c.maxCost); err != nil {
+	if _, err := c.Charge(ctx, balance.CostHeavy); err != nil {
 		return nil, err
 	}
-	_ = c.ws.Close(CloseMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.limit))
+	_ = c.ws.Close(websocket.StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.limit))
 	return nil, ErrTooBig
 }
 
 // Charge charges a message of the given cost to the caller's balance, as
 // [balance.Guard.Charge] does (a cost of 0 charges nothing but still
-// refuses a dropped caller; the scope's cost classes name the usual costs,
-// Guard.Config().Costs), and returns the decision: add "warning":"load" to
+// refuses a dropped caller; [balance.CostReference] and the other Cost
+// constants name the usual costs), and returns the decision: add "warning":"load" to
 // the reply when d.Load ([balance.WarnJSON]). When the caller is dropped,
 // Charge closes the connection with code 1008 and reason "threshold
 // exceeded" and returns [ErrDropped]; the guard logged the drop once, when
 // the caller became dropped (see [balance.Guard.Charge]). A store failure
 // allows the message (fail open), unless the scope fails closed: Charge
-// then closes the connection with code 1013 ([CloseTryAgainLater]) and
-// returns [ErrFailedClosed].
+// then closes the connection with code 1013 (try again later) and returns
+// [ErrFailedClosed].
 func (c *Conn) Charge(ctx context.Context, cost int64) (*balance.Decision, error) {
 	if c.exempt {
 		return c.balance.Exempt(ctx, c.caller), nil
 	}
 	d := c.balance.Charge(ctx, c.caller, cost)
 	if d.Outcome == core.OutcomeFailedClosed {
-		_ = c.ws.Close(CloseTryAgainLater, closedReason)
+		_ = c.ws.Close(websocket.StatusTryAgainLater, closedReason)
 		return d, ErrFailedClosed
 	}
 	if !d.Allowed {
@@ -244,9 +233,4 @@ func (c *Conn) Push(ctx context.Context, cost int64, v any) error {
 		return err
 	}
 	return c.WriteJSON(ctx, v)
-}
-
-// Close closes the connection with a normal closure.
-func (c *Conn) Close() error {
-	return c.ws.Close(websocket.StatusNormalClosure, "")
 }

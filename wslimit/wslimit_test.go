@@ -249,7 +249,7 @@ func TestFailClosedClosesWithTryAgainLater(t *testing.T) {
 	}, nil)
 	c := dial(t, url, "alice")
 	_, err := send(t, c, "20")
-	assert.Equal(t, wslimit.CloseTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
+	assert.Equal(t, websocket.StatusTryAgainLater, websocket.CloseStatus(err), "closed: %v", err)
 	assert.Contains(t, logs.String(), "fails closed")
 
 	open := echoServerWith(t, &logs, func(c *core.Config, b *balance.Config) { c.Store, b.Store = downStore{}, downStore{} }, nil)
@@ -276,8 +276,8 @@ func TestMessageTooBig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := dial(t, url, tc.user)
-			r, err := send(t, c, "0"+strings.Repeat(" ", wslimit.DefaultReadLimit-1))
-			require.NoError(t, err, "a message of exactly the limit is read")
+			r, err := send(t, c, "0"+strings.Repeat(" ", 32768-1))
+			require.NoError(t, err, "a message of exactly the default limit, 32 KiB, is read")
 			assert.Zero(t, r.Balance)
 			_, err = send(t, c, strings.Repeat(" ", 40_000))
 			var ce websocket.CloseError

@@ -17,24 +17,26 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/autocomplete/internal/box"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/echolimit"
 )
 
 // New returns a middleware that guards the search box called name. It is
-// [echolimit.New] with cfg.Scope set to autocomplete.Scope(name) and, unless
-// cfg has one, a deny handler that answers 429 with {"results": []}
-// ([DenyWith] of autocomplete.Empty()). Put it on the search route: a
-// refused request never reaches the handler, so nothing is searched.
+// [echolimit.New] with cfg.Scope set to the search box's scope,
+// "autocomplete." and the name, and, unless cfg has one, a deny handler
+// that answers 429 with {"results": []} ([DenyWith] of an empty
+// [autocomplete.Response]). Put it on the search route: a refused request
+// never reaches the handler, so nothing is searched.
 //
 // It returns an error if the limiter does not know the scope, or cfg is
 // otherwise invalid.
 func New(name string, cfg echolimit.Config) (echo.MiddlewareFunc, error) {
-	cfg.Scope = autocomplete.Scope(name)
+	cfg.Scope = box.Scope(name)
 	if cfg.DenyHandler == nil {
-		cfg.DenyHandler = DenyWith(autocomplete.Empty())
+		cfg.DenyHandler = DenyWith(autocomplete.Response{Results: []autocomplete.Result{}})
 	}
-	if err := autocomplete.CheckScope(cfg.Limiter, name); err != nil {
+	if err := box.Check(cfg.Limiter, name); err != nil {
 		return nil, fmt.Errorf("echosearch: %w", err)
 	}
 	return echolimit.New(cfg)

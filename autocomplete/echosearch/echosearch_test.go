@@ -25,7 +25,7 @@ func TestSuite(t *testing.T) {
 		e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, api)
 		var mu sync.Mutex
 		searches := map[string]int{}
-		for _, name := range autocomplete.Names() {
+		for _, name := range searchtest.Boxes() {
 			guard, err := echosearch.New(name, echolimit.Config{Limiter: lim})
 			require.NoError(t, err)
 			e.GET("/autocomplete/"+name, func(c echo.Context) error {

@@ -27,7 +27,7 @@ func TestSuite(t *testing.T) {
 		r.GET("/api/records", api, func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"records": []string{}}) })
 		var mu sync.Mutex
 		searches := map[string]int{}
-		for _, name := range autocomplete.Names() {
+		for _, name := range searchtest.Boxes() {
 			guard, err := ginsearch.New(name, ginlimit.Config{Limiter: lim})
 			require.NoError(t, err)
 			r.GET("/autocomplete/"+name, guard, func(c *gin.Context) {

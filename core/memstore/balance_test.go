@@ -15,7 +15,7 @@ import (
 )
 
 func charge(t testing.TB, s *memstore.Store, c core.Caller, now time.Time) balance.Result {
-	res, err := s.Charge(context.Background(), balance.Request{Scope: "ws", Caller: c, Policy: balance.DefaultPolicy(), Cost: 20, Now: now})
+	res, err := s.Charge(context.Background(), balance.Request{Scope: "ws", Caller: c, Policy: balance.DefaultConfig().Policy, Cost: 20, Now: now})
 	require.NoError(t, err)
 	return res
 }
@@ -60,7 +60,7 @@ func TestBalancesFloodKeepsDropped(t *testing.T) {
 	s := memstore.New(memstore.Config{MaxEntries: 640, SweepInterval: -1})
 	defer s.Close()
 	ctx := context.Background()
-	p := balance.DefaultPolicy()
+	p := balance.DefaultConfig().Policy
 	heavy := func(c core.Caller) balance.Result {
 		res, err := s.Charge(ctx, balance.Request{Scope: "ws", Caller: c, Policy: p, Cost: 32 * p.Drop, Now: storetest.Start})
 		require.NoError(t, err)

@@ -42,7 +42,7 @@ func TestBalanceKeys(t *testing.T) {
 			addHook(client, hook)
 			prefix := uniquePrefix()
 			s := newStore(t, redisstore.Config{Client: client, Prefix: prefix})
-			policy := balance.DefaultPolicy()
+			policy := balance.DefaultConfig().Policy
 			callers := []core.Caller{anon("192.0.2.7"), core.UserCaller("bob"), core.UserCaller("{x}%")}
 			// A first charge starts the balance's steps: its key lives
 			// 129 s, 4*32 s and one more, after which the balance is 0.
@@ -90,7 +90,7 @@ func TestBalanceNoScript(t *testing.T) {
 	for _, maxBatch := range []int{64, 1} {
 		client := newClient(t, srv.Addr)
 		s := newStore(t, redisstore.Config{Client: client, MaxBatch: maxBatch})
-		req := balance.Request{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.UserCaller("ann"), Policy: balance.DefaultPolicy(), Cost: 32 * 10, Now: storetest.Start}
+		req := balance.Request{Scope: fmt.Sprintf("noscript-%d", maxBatch), Caller: core.UserCaller("ann"), Policy: balance.DefaultConfig().Policy, Cost: 32 * 10, Now: storetest.Start}
 		_, err := s.Charge(ctx, req)
 		require.NoError(t, err)
 		require.NoError(t, client.ScriptFlush(ctx).Err())
@@ -105,7 +105,7 @@ func TestBalanceFailsWhenDown(t *testing.T) {
 	srv := redistest.ServerFor(t)
 	client, _ := failureClient(t, srv)
 	s := newStore(t, redisstore.Config{Client: client, Timeout: 200 * time.Millisecond, BreakerFailures: 2, BreakerBackoff: time.Hour})
-	req := balance.Request{Scope: "down", Caller: core.UserCaller("ann"), Policy: balance.DefaultPolicy(), Cost: 20, Now: storetest.Start}
+	req := balance.Request{Scope: "down", Caller: core.UserCaller("ann"), Policy: balance.DefaultConfig().Policy, Cost: 20, Now: storetest.Start}
 	_, err := s.Charge(context.Background(), req)
 	require.NoError(t, err)
 	require.NoError(t, srv.Stop())
@@ -123,7 +123,7 @@ func TestBalanceBadRequest(t *testing.T) {
 	t.Parallel()
 	s := newStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	for _, req := range []balance.Request{
-		{Scope: "bad", Cost: -1, Policy: balance.DefaultPolicy()},
+		{Scope: "bad", Cost: -1, Policy: balance.DefaultConfig().Policy},
 		{Scope: "bad", Cost: 1, Policy: balance.Policy{Window: 1500 * time.Millisecond}},
 	} {
 		_, err := s.Charge(context.Background(), req)
@@ -144,7 +144,7 @@ func BenchmarkCharge(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := newStore(b, redisstore.Config{Client: bc.client(b)})
-			policy := balance.DefaultPolicy()
+			policy := balance.DefaultConfig().Policy
 			policy.Warn, policy.Drop = core.MaxLimit, core.MaxLimit
 			req := balance.Request{Scope: "bench-charge", Caller: anon("192.0.2.1"), Policy: policy, Cost: 0, Now: storetest.Start}
 			var wg sync.WaitGroup
@@ -176,7 +176,7 @@ func TestBalanceServerClock(t *testing.T) {
 	t.Parallel()
 	s := newServerClockStore(t, redisstore.Config{Client: newClient(t, server.Addr)})
 	ctx := context.Background()
-	req := balance.Request{Scope: "server-clock", Caller: core.UserCaller("alice"), Policy: balance.DefaultPolicy(), Cost: 32 * 1000, Now: time.Unix(0, 0)}
+	req := balance.Request{Scope: "server-clock", Caller: core.UserCaller("alice"), Policy: balance.DefaultConfig().Policy, Cost: 32 * 1000, Now: time.Unix(0, 0)}
 	res, err := s.Charge(ctx, req)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1000), res.Balance, "no decay between the charge and its reading")

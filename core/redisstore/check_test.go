@@ -8,12 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/core"
+	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core/redisstore"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
-func warningIDs(ws []core.StoreProblem) []string {
+func warningIDs(ws []checks.Message) []string {
 	var out []string
 	for _, w := range ws {
 		out = append(out, w.ID)
@@ -35,10 +35,10 @@ func TestCheckStoreMemoryPolicy(t *testing.T) {
 	}{
 		{maxmemory: "0", policy: "allkeys-lru"}, // no limit: nothing is evicted
 		{maxmemory: "0", policy: "noeviction"},
-		{maxmemory: "100mb", policy: "allkeys-lru", want: []string{redisstore.IDEvictsCounts}},
-		{maxmemory: "100mb", policy: "allkeys-random", want: []string{redisstore.IDEvictsCounts}},
-		{maxmemory: "100mb", policy: "volatile-ttl", want: []string{redisstore.IDEvictsCounts}},
-		{maxmemory: "100mb", policy: "noeviction", want: []string{redisstore.IDRejectsWhenFull}},
+		{maxmemory: "100mb", policy: "allkeys-lru", want: []string{"ratescope.W604"}},
+		{maxmemory: "100mb", policy: "allkeys-random", want: []string{"ratescope.W604"}},
+		{maxmemory: "100mb", policy: "volatile-ttl", want: []string{"ratescope.W604"}},
+		{maxmemory: "100mb", policy: "noeviction", want: []string{"ratescope.W605"}},
 	} {
 		require.NoError(t, client.ConfigSet(ctx, "maxmemory", tc.maxmemory).Err())
 		require.NoError(t, client.ConfigSet(ctx, "maxmemory-policy", tc.policy).Err())
@@ -48,6 +48,7 @@ func TestCheckStoreMemoryPolicy(t *testing.T) {
 			assert.Contains(t, w.Text, tc.policy)
 			assert.Contains(t, w.Text, srv.Addr, "names the server")
 			assert.NotEmpty(t, w.Hint)
+			assert.Equal(t, checks.Warning, w.Level)
 		}
 	}
 }
@@ -59,7 +60,7 @@ func TestCheckStoreContextTimeouts(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: server.Addr})
 	t.Cleanup(func() { _ = client.Close() })
 	ws := newStore(t, redisstore.Config{Client: client}).CheckStore(context.Background())
-	require.Equal(t, []string{redisstore.IDNoContextTimeouts}, warningIDs(ws))
+	require.Equal(t, []string{"ratescope.W606"}, warningIDs(ws))
 	assert.Contains(t, ws[0].Hint, "ContextTimeoutEnabled: true")
 
 	assert.Empty(t, newStore(t, redisstore.Config{Client: newClient(t, server.Addr)}).CheckStore(context.Background()),
@@ -80,7 +81,7 @@ func TestCheckStoreFullCoverage(t *testing.T) {
 	t.Cleanup(func() { _ = node.Close() })
 	require.NoError(t, node.ConfigSet(ctx, "cluster-require-full-coverage", "yes").Err())
 	ws := s.CheckStore(ctx)
-	require.Equal(t, []string{redisstore.IDFullCoverage}, warningIDs(ws))
+	require.Equal(t, []string{"ratescope.W607"}, warningIDs(ws))
 	assert.Contains(t, ws[0].Text, cl.Addrs[1])
 	assert.NotContains(t, ws[0].Text, cl.Addrs[0], "only the master that requires it")
 }
@@ -88,5 +89,5 @@ func TestCheckStoreFullCoverage(t *testing.T) {
 // The Redis store takes part in the startup checks (package checks asks a
 // store with this method for its problems).
 var _ interface {
-	CheckStore(context.Context) []core.StoreProblem
+	CheckStore(context.Context) []checks.Message
 } = (*redisstore.Store)(nil)

@@ -278,7 +278,7 @@ func TestRedisFull(t *testing.T) {
 	}
 	assert.Equal(t, 10, errs, "a full Redis fails every decision")
 	assert.True(t, s.Stats().BreakerOpen, "and opens the breaker")
-	assert.Contains(t, warningIDs(s.CheckStore(ctx)), redisstore.IDRejectsWhenFull)
+	assert.Contains(t, warningIDs(s.CheckStore(ctx)), "ratescope.W605")
 }
 
 // TestErrorReplyIsNoStall makes one caller's key a hash, so that each of

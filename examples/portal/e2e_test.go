@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 	"github.com/ratescope/ratescope/internal/testkit/redistest"
 )
 
@@ -361,7 +362,7 @@ func (p *process) searches(t *testing.T) map[string]int64 {
 // names it: what /debug/searches answers.
 func searchCounts(counts map[string]int64) map[string]int64 {
 	out := map[string]int64{}
-	for _, name := range autocomplete.Names() {
+	for _, name := range portal.SearchBoxes() {
 		out[name] = counts[name]
 	}
 	return out
@@ -478,7 +479,7 @@ func TestSearchBoxStartingValues(t *testing.T) {
 			resp, _ = p.get(t, "/api/records", "")
 			require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "-rates was not applied")
 
-			for _, name := range autocomplete.Names() {
+			for _, name := range portal.SearchBoxes() {
 				resp, body := p.get(t, "/autocomplete/"+name, "")
 				require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", name, body)
 				assert.NotEmpty(t, searchResults(t, body), name)

@@ -181,7 +181,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	checks.Log(ctx, logger, app.Limiter)
+	checks.Log(ctx, logger, checks.Run(ctx, app.Limiter.Config()))
 
 	var h http.Handler
 	switch opts.Framework {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/autocomplete"
+	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
 
 // TestPage checks that the portal serves its search page at / on every
@@ -25,8 +25,8 @@ func TestPage(t *testing.T) {
 				require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 				assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
 				assert.Empty(t, resp.Header.Get("Ratelimit"), "the page is not limited")
-				assert.Equal(t, len(autocomplete.Names()), strings.Count(string(body), `class="box"`))
-				for _, name := range autocomplete.Names() {
+				assert.Equal(t, len(portal.SearchBoxes()), strings.Count(string(body), `class="box"`))
+				for _, name := range portal.SearchBoxes() {
 					assert.Contains(t, string(body), `<input id="search-`+name+`"`)
 				}
 			}

@@ -30,13 +30,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	checks.Log(context.Background(), slog.Default(), lim)
+	checks.Log(context.Background(), slog.Default(), checks.Run(context.Background(), lim.Config()))
 	limit, err := echolimit.New(echolimit.Config{Limiter: lim, User: func(c echo.Context) string { s, _ := c.Get("user").(string); return s }})
 	if err != nil {
 		log.Fatal(err)
 	}
 	e := echo.New()
-	checks.LogMessages(context.Background(), slog.Default(), echolimit.CheckClientIP(e, lim)) // W612 until e.IPExtractor agrees
+	checks.Log(context.Background(), slog.Default(), echolimit.CheckClientIP(e, lim)) // W612 until e.IPExtractor agrees
 	e.GET("/api/records", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]any{"records": []string{}}) }, limit)
 	log.Fatal(e.Start(":" + cmp.Or(os.Getenv("PORT"), "8080"))) // :8080, or :$PORT if PORT is set
 }

@@ -22,8 +22,8 @@ import (
 
 func main() {
 	r, lim := newServer()
-	checks.Log(context.Background(), slog.Default(), lim)
-	checks.LogMessages(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
+	checks.Log(context.Background(), slog.Default(), checks.Run(context.Background(), lim.Config()))
+	checks.Log(context.Background(), slog.Default(), ginlimit.CheckClientIP(r, lim))
 	log.Fatal(r.Run()) // :8080, or :$PORT if PORT is set
 }
 

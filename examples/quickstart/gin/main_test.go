@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/checks"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/ginlimit"
 )
@@ -25,7 +24,7 @@ func TestQuickStartTrustsOnlyItsProxies(t *testing.T) {
 
 	msgs := ginlimit.CheckClientIP(gin.Default(), lim)
 	require.Len(t, msgs, 1, "gin.Default() alone trusts every proxy")
-	assert.Equal(t, checks.IDClientIPDiffers, msgs[0].ID)
+	assert.Equal(t, "ratescope.W612", msgs[0].ID)
 
 	for _, tc := range []struct {
 		name, peer, xff, want string

@@ -32,7 +32,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	checks.Log(context.Background(), slog.Default(), lim)
+	checks.Log(context.Background(), slog.Default(), checks.Run(context.Background(), lim.Config()))
 	limit, err := httplimit.New(httplimit.Config{Limiter: lim, User: func(r *http.Request) string { s, _ := r.Context().Value(userKey{}).(string); return s }})
 	if err != nil {
 		log.Fatal(err)

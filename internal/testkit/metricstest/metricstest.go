@@ -66,7 +66,7 @@ func New(t testing.TB, observe func(context.Context, core.Event)) Limiters {
 	clock := storetest.NewClock(storetest.Start)
 	// rippled's figures with low thresholds (a policy with any figure set
 	// is taken as written, so start from the default one).
-	policy := balance.DefaultPolicy()
+	policy := balance.DefaultConfig().Policy
 	policy.Warn, policy.Drop = 100, 150
 	discard := slog.New(slog.DiscardHandler)
 	lim, err := core.New(core.Config{

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,12 +22,22 @@ import (
 
 // A Portal is an application built for the suite: GET /api/records in the
 // "api" scope, and GET /autocomplete/NAME?q=TEXT for every name of
-// autocomplete.Names(), guarded, whose handler answers
+// [Boxes], guarded, whose handler answers
 // {"results":[{"id":"1","label":TEXT}]} and counts its searches.
 type Portal struct {
 	Handler http.Handler
 	// Searches returns how many searches the search box name really ran.
 	Searches func(name string) int
+}
+
+// Boxes returns the names of the search boxes of autocomplete.Scopes(),
+// in its order: the names of their scopes without "autocomplete.".
+func Boxes() []string {
+	var names []string
+	for _, s := range autocomplete.Scopes() {
+		names = append(names, strings.TrimPrefix(s.Name, "autocomplete."))
+	}
+	return names
 }
 
 // Run runs the suite; build makes a Portal on the limiter it is given, or
@@ -95,7 +106,7 @@ func Run(t *testing.T, build func(t *testing.T, lim *core.Limiter) Portal) {
 		t.Parallel()
 		scopes := append(core.DefaultScopes(), autocomplete.Scopes()...)
 		for i := range scopes {
-			if scopes[i].Name == autocomplete.Scope("project") {
+			if scopes[i].Name == "autocomplete.project" {
 				scopes[i].FailMode = core.FailClosed
 			}
 		}

@@ -362,24 +362,20 @@ func Check(s Settings) ([]Message, []ScopeLimits, error) {
 		return nil, nil, err
 	}
 	var out []Message
-	add := func(msgs []checks.Message) {
-		for _, m := range msgs {
-			if m.ID == checks.IDStoreNotShared {
-				continue
-			}
-			text := m.Text
-			if m.Hint != "" {
-				text += " " + m.Hint
-			}
-			out = append(out, Message{ID: m.ID, Error: m.Level == checks.Error, Text: text})
+	for _, m := range checks.Run(context.Background(), cfg) {
+		if m.ID == "ratescope.W602" {
+			continue
 		}
+		text := m.Text
+		if m.Hint != "" {
+			text += " " + m.Hint
+		}
+		out = append(out, Message{ID: m.ID, Error: m.Level == checks.Error, Text: text})
 	}
 	lim, err := core.New(cfg)
 	if err != nil {
-		add(checks.RunConfig(cfg))
 		return out, nil, err
 	}
-	add(checks.Run(context.Background(), lim))
 	var scopes []ScopeLimits
 	for _, sc := range lim.Config().Scopes {
 		l := ScopeLimits{Scope: sc.Name, Anon: rateText(sc.Anon), User: rateText(sc.User)}

@@ -138,7 +138,7 @@ func traffic() []req {
 		start := t0.Add(time.Duration(rng.IntN(600)) * time.Second)
 		path := "/api/records"
 		if i%4 == 3 {
-			path = "/autocomplete/" + autocomplete.Names()[i%9]
+			path = "/autocomplete/" + strings.TrimPrefix(autocomplete.Scopes()[i%9].Name, "autocomplete.")
 		}
 		user := ""
 		if i%5 == 4 {

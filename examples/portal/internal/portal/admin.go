@@ -14,7 +14,7 @@ import (
 
 // AdminLimitsRoute is the route prefix of DELETE /admin/limits/SCOPE, which
 // -admin-token enables: SCOPE is "api", [ScopeLogin],
-// autocomplete.Scope(NAME) or [ScopeLedger].
+// autocomplete.NAME or [ScopeLedger].
 const AdminLimitsRoute = "/admin/limits/"
 
 // AdminTokenHeader is the header that carries the -admin-token.

@@ -53,9 +53,9 @@ func windowScopes(names []string) []string {
 
 // ledger is the part of the App that serves /ws and /rpc.
 type ledger struct {
-	guard *balance.Guard
-	ws    *wslimit.Server
-	costs balance.Costs
+	guard  *balance.Guard
+	ws     *wslimit.Server
+	policy balance.Policy
 }
 
 // initLedger builds the balance scope of /ws and /rpc; a bad -warn or
@@ -70,13 +70,15 @@ func (a *App) initLedger(o Options, store balance.Store) error {
 	if err != nil {
 		return err
 	}
-	a.ledger = ledger{guard: guard, ws: ws, costs: guard.Config().Costs}
+	a.ledger = ledger{guard: guard, ws: ws, policy: cfg.Policy}
 	return nil
 }
 
-// Ledger returns the policy of the balance that /ws and /rpc charge,
-// defaults applied.
-func (a *App) Ledger() balance.Policy { return a.ledger.guard.Config().Policy }
+// Ledger returns the policy of the balance that /ws and /rpc charge, as
+// the portal configured it: rippled's figures with the thresholds of -warn
+// and -drop, and WarnCost and DropCost left 0 for balance.New to scale
+// with the thresholds.
+func (a *App) Ledger() balance.Policy { return a.ledger.policy }
 
 // Reset clears caller's counts in scope: its balance in [ScopeLedger]
 // (balance.Guard.Reset), its windows in any other scope
@@ -117,16 +119,15 @@ func (a *App) ChargeRPC(w http.ResponseWriter, r *http.Request, user string) (d 
 // 400; path_find and ripple_path_find are heavy, 3000; anything else is
 // malformed, 100.
 func (a *App) CommandCost(name string) int64 {
-	c := a.ledger.costs
 	switch name {
 	case "ping", "server_info":
-		return c.Reference
+		return balance.CostReference
 	case "ledger", "account_tx":
-		return c.Medium
+		return balance.CostMedium
 	case "path_find", "ripple_path_find":
-		return c.Heavy
+		return balance.CostHeavy
 	}
-	return c.Malformed
+	return balance.CostMalformed
 }
 
 // RPCCost returns the cost of the JSON-RPC request of r, by the method its
@@ -139,7 +140,7 @@ func (a *App) RPCCost(r *http.Request) int64 {
 		Method string `json:"method"`
 	}
 	if json.Unmarshal(body, &req) != nil {
-		return a.ledger.costs.Malformed
+		return balance.CostMalformed
 	}
 	return a.CommandCost(req.Method)
 }
@@ -182,7 +183,7 @@ func (a *App) ServeWS(w http.ResponseWriter, r *http.Request, user string) {
 			ID      any    `json:"id"`
 			Command string `json:"command"`
 		}
-		cost := a.ledger.costs.Malformed
+		cost := balance.CostMalformed
 		if json.Unmarshal(msg, &req) == nil {
 			cost = a.CommandCost(req.Command)
 		}

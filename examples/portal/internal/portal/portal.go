@@ -84,7 +84,7 @@ type Options struct {
 	// X-Forwarded-For is read only from peers inside them. Default: none.
 	TrustedProxies core.Networks
 	// Rates replace the starting rates, keyed SCOPE.KIND: the scope "api",
-	// [ScopeLogin] or a search box's, autocomplete.Scope(NAME), and
+	// [ScopeLogin] or a search box's, autocomplete.NAME, and
 	// api.user@PLAN for the plans of PlanUsers. A scope it does not name
 	// keeps its starting values.
 	Rates core.RateTable
@@ -268,7 +268,7 @@ func validFramework(f string) bool {
 // [App.Close]. Its methods are safe for concurrent use.
 type App struct {
 	// Limiter limits the /api routes in scope "api" and each search box
-	// in a scope of its own, autocomplete.Scope(NAME).
+	// in a scope of its own, autocomplete.NAME.
 	Limiter *core.Limiter
 	// StoreName is "memory" or "redis".
 	StoreName string

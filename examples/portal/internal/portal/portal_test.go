@@ -105,8 +105,8 @@ func TestLedgerFlagsAndCosts(t *testing.T) {
 	s := a.Ledger()
 	assert.Equal(t, int64(100), s.Warn)
 	assert.Equal(t, int64(300), s.Drop)
-	assert.Equal(t, int64(40), s.WarnCost, "the costs scale with the thresholds: 2/5 of Warn")
-	assert.Equal(t, int64(60), s.DropCost, "and 1/5 of Drop")
+	assert.Zero(t, s.WarnCost, "left for balance.New to scale with the thresholds: 2/5 of Warn")
+	assert.Zero(t, s.DropCost, "and 1/5 of Drop")
 	for cmd, cost := range map[string]int64{
 		"ping": 20, "server_info": 20, "ledger": 400, "account_tx": 400,
 		"path_find": 3000, "ripple_path_find": 3000, "subscribe": 100, "": 100,

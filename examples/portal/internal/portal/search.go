@@ -16,9 +16,15 @@ const MaxResults = 10
 const firstFew = 5
 
 // SearchBoxes returns the names of the portal's search boxes, those of
-// autocomplete.Names(). GET /autocomplete/NAME serves each, limited in
-// scope autocomplete.Scope(NAME).
-func SearchBoxes() []string { return autocomplete.Names() }
+// autocomplete.Scopes(), in its order. GET /autocomplete/NAME serves each,
+// limited in scope autocomplete.NAME.
+func SearchBoxes() []string {
+	var names []string
+	for _, s := range autocomplete.Scopes() {
+		names = append(names, strings.TrimPrefix(s.Name, "autocomplete."))
+	}
+	return names
+}
 
 // searchCounts counts the searches each search box ran. The map is filled
 // in once by newSearchCounts and only read afterwards, so it is safe for
@@ -45,7 +51,7 @@ func newSearchCounts() searchCounts {
 func (a *App) Search(name, q string) autocomplete.Response {
 	n, ok := a.searches[name]
 	if !ok {
-		return autocomplete.Empty()
+		return autocomplete.Response{Results: []autocomplete.Result{}}
 	}
 	n.Add(1)
 	return autocomplete.Response{Results: search(searchData[name], q)}

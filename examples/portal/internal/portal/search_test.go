@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ratescope/ratescope/autocomplete"
 	"github.com/ratescope/ratescope/core"
 	"github.com/ratescope/ratescope/examples/portal/internal/portal"
 )
@@ -81,7 +80,7 @@ func TestSearch(t *testing.T) {
 func TestSearchBoxes(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	require.Equal(t, autocomplete.Names(), portal.SearchBoxes())
+	require.Equal(t, []string{"project", "dataset", "sample", "measurement", "person", "organization", "publication", "tag", "ror"}, portal.SearchBoxes())
 	for _, box := range portal.SearchBoxes() {
 		first := a.Search(box, "")
 		require.NotEmpty(t, first.Results, "search box %s has no entries", box)
@@ -91,7 +90,7 @@ func TestSearchBoxes(t *testing.T) {
 			found := a.Search(box, strings.ToUpper(r.Label))
 			assert.Contains(t, found.Results, r, "search box %s: %q", box, r.Label)
 		}
-		assert.True(t, slices.ContainsFunc(a.Limiter.Config().Scopes, func(s core.Scope) bool { return s.Name == autocomplete.Scope(box) }), "the limiter has no scope for %s", box)
+		assert.True(t, slices.ContainsFunc(a.Limiter.Config().Scopes, func(s core.Scope) bool { return s.Name == "autocomplete."+box }), "the limiter has no scope for %s", box)
 	}
 }
 
