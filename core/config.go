@@ -21,7 +21,7 @@ type Config struct {
 	Scopes []Scope
 
 	// Rates replaces starting values, keyed by SCOPE.KIND ("api.anon",
-	// "api.user") with values in the form [ParseRates] reads
+	// "api.user") with values in the form [RateTable] reads
 	// ("60/min,1000/day"). A scope or kind it does not name keeps its
 	// starting values; a key that names no known scope and kind is an
 	// error, so a typo cannot silently remove a limit. A key

@@ -12,10 +12,10 @@ import (
 	"github.com/ratescope/ratescope/core/storetest"
 )
 
-func ExampleParseRate() {
+func ExampleRate_UnmarshalText() {
 	for _, s := range []string{"60/min", "100/15m", "1000/day", "60/fortnight"} {
-		r, err := core.ParseRate(s)
-		if err != nil {
+		var r core.Rate
+		if err := r.UnmarshalText([]byte(s)); err != nil {
 			fmt.Println("error:", err)
 			continue
 		}

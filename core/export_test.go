@@ -16,6 +16,12 @@ func ClientAddr(remoteAddr string, forwardedFor []string, proxies *int) netip.Ad
 	return a
 }
 
+// ParseRate is parseRate.
+var ParseRate = parseRate
+
+// ParseRates is parseRates.
+var ParseRates = parseRates
+
 // TrustedClientAddr is clientAddr, for Config.NumProxies proxies.
 func TrustedClientAddr(remoteAddr string, forwardedFor []string, proxies *int, trusted Networks) (netip.Addr, bool) {
 	return clientAddr(remoteAddr, forwardedFor, proxiesOf(proxies), trusted)

@@ -65,7 +65,7 @@ func resolvePlans(scopes map[string]*Scope, keys []string, rates map[string]stri
 			errs = append(errs, rateErr("rate key %q names no known scope: want SCOPE.user@PLAN with SCOPE one of %s", key, strings.Join(sortedNames(scopes), ", ")))
 			continue
 		}
-		rs, err := ParseRates(rates[key])
+		rs, err := parseRates(rates[key])
 		if err != nil {
 			errs = append(errs, rateErr("rate key %q: %w", key, err))
 			continue
@@ -116,7 +116,7 @@ func inPeriodsOf(rates, base []Rate) ([]Rate, bool) {
 	return out, true
 }
 
-// periodsOf returns the periods of rates, as ParseRate reads them: "min,day".
+// periodsOf returns the periods of rates, as Rate.UnmarshalText reads them: "min,day".
 func periodsOf(rates []Rate) string {
 	parts := make([]string, len(rates))
 	for i, r := range rates {
@@ -125,7 +125,7 @@ func periodsOf(rates []Rate) string {
 	return strings.Join(parts, ",")
 }
 
-// example returns rates of ten times those of base, in the form ParseRates
+// example returns rates of ten times those of base, in the form of a RateTable value
 // reads.
 func example(base []Rate) string {
 	parts := make([]string, len(base))

@@ -42,15 +42,8 @@ var units = map[string]time.Duration{
 	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
 }
 
-// ParseRate parses a rate written N/PERIOD: a positive integer N, a slash,
-// and a period made of an optional positive integer multiplier and a unit,
-// short, long or plural, in lower case: s, sec, secs, second, seconds; m,
-// min, mins, minute, minutes; h, hr, hrs, hour, hours; d, day, days. Spaces
-// around the parts are ignored. Examples: "60/min", "1000/day", "100/15m",
-// "5/10s", "3/minutes", "100/days".
-//
-// The error quotes s and says what is accepted.
-func ParseRate(s string) (Rate, error) {
+// parseRate parses a rate written N/PERIOD; see [Rate.UnmarshalText].
+func parseRate(s string) (Rate, error) {
 	bad := func(why string) (Rate, error) {
 		return Rate{}, fmt.Errorf("invalid rate %q: %s; %s", s, why, rateSyntax)
 	}
@@ -87,14 +80,15 @@ func ParseRate(s string) (Rate, error) {
 	return Rate{Limit: n, Period: time.Duration(mult) * unit}, nil
 }
 
-// ParseRates parses a comma-separated list of rates, such as
-// "60/min,1000/day". Each part follows [ParseRate]; the list must not be
-// empty, must hold at most [MaxLimits] rates, and no two may share a period.
-func ParseRates(s string) ([]Rate, error) {
+// parseRates parses a comma-separated list of rates, such as
+// "60/min,1000/day": the value of a [RateTable] entry. Each part follows
+// [Rate.UnmarshalText]; the list must not be empty, must hold at most
+// [MaxLimits] rates, and no two may share a period.
+func parseRates(s string) ([]Rate, error) {
 	var rates []Rate
 	var errs []error
 	for part := range strings.SplitSeq(s, ",") {
-		r, err := ParseRate(part)
+		r, err := parseRate(part)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -144,7 +138,7 @@ func validateRates(rates []Rate) error {
 	return errors.Join(errs...)
 }
 
-// String returns r in the form ParseRate reads, using the largest whole unit:
+// String returns r in the form [Rate.UnmarshalText] reads, using the largest whole unit:
 // "60/min", "1000/day", "100/15min".
 func (r Rate) String() string {
 	return strconv.FormatInt(r.Limit, 10) + "/" + periodString(r.Period)

@@ -134,7 +134,7 @@ func resolveScopes(scopes []Scope, rates map[string]string) (map[string]*Scope, 
 			errs = append(errs, rateErr("rate key %q names no known scope and kind: want SCOPE.anon or SCOPE.user with SCOPE one of %s", key, strings.Join(sortedNames(out), ", ")))
 			continue
 		}
-		rs, err := ParseRates(rates[key])
+		rs, err := parseRates(rates[key])
 		if err != nil {
 			errs = append(errs, rateErr("rate key %q: %w", key, err))
 			continue

@@ -21,9 +21,15 @@ func (r Rate) MarshalText() ([]byte, error) {
 	return []byte(r.String()), nil
 }
 
-// UnmarshalText sets r to the rate [ParseRate] reads from text.
+// UnmarshalText sets r to the rate text writes as N/PERIOD: a positive
+// integer N, a slash, and a period made of an optional positive integer
+// multiplier and a unit, short, long or plural, in lower case: s, sec,
+// secs, second, seconds; m, min, mins, minute, minutes; h, hr, hrs, hour,
+// hours; d, day, days. Spaces around the parts are ignored. Examples:
+// "60/min", "1000/day", "100/15m", "5/10s", "3/minutes", "100/days". The
+// error quotes text and says what is accepted.
 func (r *Rate) UnmarshalText(text []byte) error {
-	v, err := ParseRate(string(text))
+	v, err := parseRate(string(text))
 	if err != nil {
 		return err
 	}
@@ -84,7 +90,7 @@ func (t RateTable) set(part, key, val string) error {
 	if _, dup := t[key]; dup {
 		return fmt.Errorf("%q: %s given twice", part, key)
 	}
-	if _, err := ParseRates(val); err != nil {
+	if _, err := parseRates(val); err != nil {
 		return fmt.Errorf("%q: %w", part, err)
 	}
 	t[key] = val

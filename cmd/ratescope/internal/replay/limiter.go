@@ -402,7 +402,7 @@ type PlanLimits struct {
 	User string
 }
 
-// rateText returns rates as core.ParseRates reads them: "60/min,1000/day".
+// rateText returns rates as a core.RateTable value gives them: "60/min,1000/day".
 func rateText(rates []core.Rate) string {
 	parts := make([]string, len(rates))
 	for i, r := range rates {
