@@ -21,7 +21,7 @@
 //   - ratescope.E001: an invalid rate, or a rate key that names no known
 //     scope and kind.
 //   - ratescope.E002: no store.
-//   - ratescope.E003: a setting out of range (IPv6Bits, LoadRatio,
+//   - ratescope.E003: a setting out of range (NumProxies, IPv6Bits, LoadRatio,
 //     ErrorLogInterval, Headers).
 //   - ratescope.E004: an invalid or duplicate scope name.
 //   - ratescope.E005: an invalid network in TrustedProxies.

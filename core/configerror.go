@@ -11,7 +11,7 @@ const (
 	idInvalidRate = "ratescope.E001"
 	// idNoStore: Config.Store is nil.
 	idNoStore = "ratescope.E002"
-	// idOutOfRange: a setting outside its range (IPv6Bits, LoadRatio,
+	// idOutOfRange: a setting outside its range (NumProxies, IPv6Bits, LoadRatio,
 	// ErrorLogInterval, Headers), or an empty id in ExemptUsers.
 	idOutOfRange = "ratescope.E003"
 	// idInvalidScope: a scope name that is invalid or given twice.
