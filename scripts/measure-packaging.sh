@@ -68,9 +68,9 @@ user() { # layout kind
   local layout=$1 kind=$2 dir="$work/user-$1-$2" cache="$work/cache-$1-$2" get=("$R@$V")
   mkdir -p "$dir" "$cache"
   case $kind in
-    gin) imp='"github.com/gin-gonic/gin"'; code='r := gin.New(); r.Use(ginlimit.Must(ginlimit.New(ginlimit.Config{Limiter: lim}))); _ = r'; pkg=ginlimit ;;
-    echo4) imp='"github.com/labstack/echo/v4"'; code='e := echo.New(); e.Use(echolimit.Must(echolimit.New(echolimit.Config{Limiter: lim}))); _ = e'; pkg=echolimit ;;
-    echo5) imp='"github.com/labstack/echo/v5"'; code='e := echo.New(); e.Use(echo5limit.Must(echo5limit.New(echo5limit.Config{Limiter: lim}))); _ = e'; pkg=echo5limit
+    gin) imp='"github.com/gin-gonic/gin"'; code='r := gin.New(); mw, err := ginlimit.New(ginlimit.Config{Limiter: lim}); if err != nil { panic(err) }; r.Use(mw); _ = r'; pkg=ginlimit ;;
+    echo4) imp='"github.com/labstack/echo/v4"'; code='e := echo.New(); mw, err := echolimit.New(echolimit.Config{Limiter: lim}); if err != nil { panic(err) }; e.Use(mw); _ = e'; pkg=echolimit ;;
+    echo5) imp='"github.com/labstack/echo/v5"'; code='e := echo.New(); mw, err := echo5limit.New(echo5limit.Config{Limiter: lim}); if err != nil { panic(err) }; e.Use(mw); _ = e'; pkg=echo5limit
            [ "$layout" != root ] && get+=("$R/echo5limit@$V") ;;
   esac
   printf 'module example.com/user\n\ngo 1.26.0\n' > "$dir/go.mod"
